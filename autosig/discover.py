@@ -1,0 +1,325 @@
+"""Find every tf.function site in a module, however it is spelled, without importing it.
+
+Uses libcst metadata: QualifiedNameProvider resolves aliases (``import tensorflow as
+tf2``, ``from tensorflow import function as f``, ``tf.compat.v2.function``), ScopeProvider
+resolves the function a call form wraps (``fast = tf.function(slow)``), ParentNodeProvider
+gives the nesting that ``__qualname__`` is built from.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import libcst as cst
+from libcst.metadata import (
+    MetadataWrapper,
+    ParentNodeProvider,
+    PositionProvider,
+    QualifiedName,
+    QualifiedNameProvider,
+    QualifiedNameSource,
+    ScopeProvider,
+)
+
+from autosig.model import Site
+
+TF_FUNCTION_NAMES = frozenset(
+    {
+        "tensorflow.function",
+        "tensorflow.compat.v1.function",
+        "tensorflow.compat.v2.function",
+        "tensorflow.python.eager.def_function.function",
+        "tensorflow.python.eager.polymorphic_function.polymorphic_function.function",
+    }
+)
+"""Fully qualified names under which TensorFlow exports ``tf.function``."""
+
+UNRESOLVED_TF_FUNCTION = "tf.function"
+"""``tf.function`` with ``tf`` bound by nothing we can see (star import, injected global)."""
+
+METADATA = (ParentNodeProvider, PositionProvider, QualifiedNameProvider, ScopeProvider)
+
+LOOP_NODES = (cst.For, cst.While, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
+
+
+@dataclass(frozen=True)
+class FunctionSite:
+    """A tf.function site together with the CST nodes rules and rewriters work on.
+
+    ``function`` is the traced Python function when it is defined in this module
+    (a FunctionDef or Lambda), else None. ``call`` is the ``tf.function(...)`` call
+    that holds the keyword arguments (None for a bare ``@tf.function``).
+    ``decorator`` is set for the decorator form.
+    """
+
+    site: Site
+    function: cst.FunctionDef | cst.Lambda | None
+    call: cst.Call | None
+    decorator: cst.Decorator | None
+    tf_reference: cst.BaseExpression
+    """The expression naming tf.function (``tf.function``, ``f``, ...), for reuse in fixes."""
+
+
+def parse_module(text: str, path: str = "<string>") -> cst.Module:
+    """Parse with libcst, turning its syntax error into a one-line AutosigError."""
+    from autosig.errors import AutosigError
+
+    try:
+        return cst.parse_module(text)
+    except cst.ParserSyntaxError as exc:
+        first = str(exc.message).strip().splitlines()[0] if exc.message else "syntax error"
+        raise AutosigError(
+            f"does not parse (line {exc.raw_line}, column {exc.raw_column + 1}): {first}",
+            path,
+        ) from None
+    except RecursionError:
+        raise AutosigError("does not parse: nesting too deep", path) from None
+
+
+def is_tf_function_ref(wrapper_or_meta: object, node: cst.CSTNode) -> bool:
+    """True when ``node`` (a Name or Attribute) names tf.function."""
+    names = _qualified_names(wrapper_or_meta, node)
+    return any(_is_tf_function_name(q) for q in names)
+
+
+def _qualified_names(meta: object, node: cst.CSTNode) -> set[QualifiedName]:
+    resolver = meta.resolve(QualifiedNameProvider) if isinstance(meta, MetadataWrapper) else meta
+    try:
+        return set(resolver[QualifiedNameProvider].get(node, set()))  # type: ignore[index]
+    except (KeyError, TypeError):
+        return set(resolver.get(node, set()))  # type: ignore[union-attr]
+
+
+def _is_tf_function_name(q: QualifiedName) -> bool:
+    if q.name in TF_FUNCTION_NAMES:
+        return True
+    return q.name == UNRESOLVED_TF_FUNCTION and q.source is not QualifiedNameSource.IMPORT
+
+
+class _SiteCollector(cst.CSTVisitor):
+    METADATA_DEPENDENCIES = METADATA
+
+    def __init__(self, path: str) -> None:
+        super().__init__()
+        self.path = path
+        self.sites: list[FunctionSite] = []
+        self._handled_calls: set[int] = set()
+
+    # -- helpers ---------------------------------------------------------------------
+    def _is_tf_function(self, node: cst.CSTNode) -> bool:
+        if not isinstance(node, (cst.Name, cst.Attribute)):
+            return False
+        names = self.get_metadata(QualifiedNameProvider, node, set())
+        return any(_is_tf_function_name(q) for q in names)
+
+    def _tf_call(self, expr: cst.BaseExpression) -> cst.Call | None:
+        """``expr`` if it is ``tf.function(...)``."""
+        if isinstance(expr, cst.Call) and self._is_tf_function(expr.func):
+            return expr
+        return None
+
+    def _pos(self, node: cst.CSTNode) -> tuple[int, int]:
+        pos = self.get_metadata(PositionProvider, node).start
+        return pos.line, pos.column + 1
+
+    def _parent(self, node: cst.CSTNode) -> cst.CSTNode | None:
+        return self.get_metadata(ParentNodeProvider, node, None)
+
+    def qualname_of(self, node: cst.FunctionDef | cst.Lambda | cst.ClassDef) -> str:
+        """``__qualname__`` as Python would compute it for ``node``."""
+        parts: list[str] = []
+        if isinstance(node, cst.Lambda):
+            parts.append("<lambda>")
+        else:
+            parts.append(node.name.value)
+        current = self._parent(node)
+        while current is not None:
+            if isinstance(current, (cst.FunctionDef, cst.Lambda)):
+                name = "<lambda>" if isinstance(current, cst.Lambda) else current.name.value
+                parts.append("<locals>")
+                parts.append(name)
+            elif isinstance(current, cst.ClassDef):
+                parts.append(current.name.value)
+            current = self._parent(current)
+        return ".".join(reversed(parts))
+
+    def _is_method(self, node: cst.FunctionDef) -> bool:
+        parent = self._parent(node)
+        if isinstance(parent, cst.IndentedBlock):
+            parent = self._parent(parent)
+        elif isinstance(parent, cst.SimpleStatementSuite):
+            parent = self._parent(parent)
+        return isinstance(parent, cst.ClassDef)
+
+    def _enclosing(self, node: cst.CSTNode, kinds: tuple[type, ...]) -> cst.CSTNode | None:
+        current = self._parent(node)
+        while current is not None and not isinstance(current, kinds):
+            current = self._parent(current)
+        return current
+
+    def _in_loop(self, node: cst.CSTNode) -> bool:
+        current = self._parent(node)
+        while current is not None:
+            if isinstance(current, LOOP_NODES):
+                return True
+            if isinstance(current, (cst.ClassDef, cst.Module)):
+                return False
+            current = self._parent(current)
+        return False
+
+    @staticmethod
+    def _kwargs(call: cst.Call | None, module: cst.Module) -> dict[str, str]:
+        if call is None:
+            return {}
+        return {
+            arg.keyword.value: module.code_for_node(arg.value)
+            for arg in call.args
+            if arg.keyword is not None
+        }
+
+    def _resolve_target(
+        self, expr: cst.BaseExpression, at: cst.CSTNode
+    ) -> tuple[cst.FunctionDef | cst.Lambda | None, bool]:
+        """The function a call form wraps, and whether it is a bound method."""
+        if isinstance(expr, cst.Lambda):
+            return expr, False
+        if isinstance(expr, cst.Name):
+            scope = self.get_metadata(ScopeProvider, at, None)
+            if scope is None:
+                return None, False
+            for assignment in scope[expr.value]:
+                target = getattr(assignment, "node", None)
+                if isinstance(target, cst.FunctionDef):
+                    return target, self._is_method(target)
+            return None, False
+        if (
+            isinstance(expr, cst.Attribute)
+            and isinstance(expr.value, cst.Name)
+            and expr.value.value in ("self", "cls")
+        ):
+            klass = self._enclosing(at, (cst.ClassDef,))
+            if isinstance(klass, cst.ClassDef):
+                for stmt in klass.body.body:
+                    if isinstance(stmt, cst.FunctionDef) and stmt.name.value == expr.attr.value:
+                        return stmt, True
+        return None, False
+
+    def _add(
+        self,
+        *,
+        function: cst.FunctionDef | cst.Lambda | None,
+        call: cst.Call | None,
+        decorator: cst.Decorator | None,
+        tf_reference: cst.BaseExpression,
+        form: str,
+        anchor: cst.CSTNode,
+        is_method: bool,
+        fallback_name: str,
+    ) -> None:
+        module = self.module
+        if function is not None:
+            line, col = self._pos(function.name if isinstance(function, cst.FunctionDef) else function)
+            qualname = self.qualname_of(function)
+        else:
+            line, col = self._pos(anchor)
+            qualname = fallback_name
+        kwargs = self._kwargs(call, module)
+        self.sites.append(
+            FunctionSite(
+                site=Site(
+                    path=self.path,
+                    line=line,
+                    col=col,
+                    qualname=qualname,
+                    form=form,  # type: ignore[arg-type]
+                    decorator_args=kwargs,
+                    is_method=is_method,
+                    has_input_signature="input_signature" in kwargs
+                    and kwargs["input_signature"] != "None",
+                    has_reduce_retracing=kwargs.get("reduce_retracing") == "True",
+                    in_loop=self._in_loop(anchor),
+                ),
+                function=function,
+                call=call,
+                decorator=decorator,
+                tf_reference=call.func if call is not None else tf_reference,
+            )
+        )
+
+    # -- visitors --------------------------------------------------------------------
+    def visit_Module(self, node: cst.Module) -> None:
+        self.module = node
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        for decorator in node.decorators:
+            expr = decorator.decorator
+            call = self._tf_call(expr)
+            if call is not None or self._is_tf_function(expr):
+                if call is not None:
+                    self._handled_calls.add(id(call))
+                self._add(
+                    function=node,
+                    call=call,
+                    decorator=decorator,
+                    tf_reference=expr if call is None else call.func,
+                    form="decorator",
+                    anchor=node,
+                    is_method=self._is_method(node),
+                    fallback_name=node.name.value,
+                )
+                break
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if id(node) in self._handled_calls:
+            return
+        inner = self._tf_call(node.func)
+        if inner is not None:
+            # tf.function(jit_compile=True)(step)
+            self._handled_calls.add(id(inner))
+            wrapped = node.args[0].value if node.args else None
+            call = inner
+        elif self._is_tf_function(node.func):
+            call = node
+            wrapped = None
+            for index, arg in enumerate(node.args):
+                if (arg.keyword is None and index == 0) or (
+                    arg.keyword is not None and arg.keyword.value == "func"
+                ):
+                    wrapped = arg.value
+                    break
+            if wrapped is None:
+                # tf.function(jit_compile=True) used as a decorator factory elsewhere.
+                return
+        else:
+            return
+        self._handled_calls.add(id(call))
+        function, bound = self._resolve_target(wrapped, node) if wrapped is not None else (None, False)
+        fallback = self.module.code_for_node(wrapped) if wrapped is not None else "<unknown>"
+        self._add(
+            function=function,
+            call=call,
+            decorator=None,
+            tf_reference=call.func,
+            form="call",
+            anchor=node,
+            is_method=bound,
+            fallback_name=fallback,
+        )
+
+
+def discover_sites(wrapper: MetadataWrapper, path: str) -> list[FunctionSite]:
+    """Every tf.function site in ``wrapper.module``, in source order."""
+    collector = _SiteCollector(path)
+    wrapper.visit(collector)
+    return sorted(collector.sites, key=lambda s: (s.site.line, s.site.col))
+
+
+def discover_text(text: str, path: str = "<string>") -> tuple[MetadataWrapper, list[FunctionSite]]:
+    """Parse ``text`` and discover its sites; raises AutosigError if it does not parse."""
+    wrapper = MetadataWrapper(parse_module(text, path), unsafe_skip_copy=True)
+    return wrapper, discover_sites(wrapper, path)
+
+
+def site_records(sites: Sequence[FunctionSite]) -> list[Site]:
+    return [s.site for s in sites]
