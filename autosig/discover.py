@@ -219,7 +219,9 @@ class _SiteCollector(cst.CSTVisitor):
     ) -> None:
         module = self.module
         if function is not None:
-            line, col = self._pos(function.name if isinstance(function, cst.FunctionDef) else function)
+            line, col = self._pos(
+                function.name if isinstance(function, cst.FunctionDef) else function
+            )
             qualname = self.qualname_of(function)
         else:
             line, col = self._pos(anchor)
@@ -294,7 +296,9 @@ class _SiteCollector(cst.CSTVisitor):
         else:
             return
         self._handled_calls.add(id(call))
-        function, bound = self._resolve_target(wrapped, node) if wrapped is not None else (None, False)
+        function, bound = (
+            self._resolve_target(wrapped, node) if wrapped is not None else (None, False)
+        )
         fallback = self.module.code_for_node(wrapped) if wrapped is not None else "<unknown>"
         self._add(
             function=function,

@@ -177,9 +177,7 @@ def iter_python_files(
             continue
         for dirpath, dirnames, filenames in os.walk(root, followlinks=False, onerror=None):
             base = Path(dirpath)
-            dirnames[:] = sorted(
-                d for d in dirnames if not _excluded(base / d, patterns)
-            )
+            dirnames[:] = sorted(d for d in dirnames if not _excluded(base / d, patterns))
             for name in sorted(filenames):
                 if not name.endswith(".py"):
                     continue

@@ -7,9 +7,8 @@ TensorFlow alias (``tf``, ``tf2``, ...). No TensorFlow import: rendering is text
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Union
 
-Shape = Union[tuple[int | None, ...], None]
+Shape = tuple[int | None, ...] | None
 """A shape: a tuple of dimensions (None = varies), or None for unknown rank."""
 
 
@@ -49,7 +48,7 @@ class DictNode:
     items: tuple[tuple[str, SpecNode], ...]
 
 
-SpecNode = Union[TensorSpecNode, RaggedSpecNode, SparseSpecNode, TupleNode, ListNode, DictNode]
+SpecNode = TensorSpecNode | RaggedSpecNode | SparseSpecNode | TupleNode | ListNode | DictNode
 
 
 def render_shape(shape: Shape) -> str:

@@ -23,7 +23,11 @@ def sites_of(src: str):
         ("from tensorflow import function as g\n@g\ndef f(x): return x\n", "f", "decorator"),
         ("import tensorflow as tf\n@tf.compat.v2.function\ndef f(x): return x\n", "f", "decorator"),
         ("import tensorflow.compat.v2 as tf\n@tf.function\ndef f(x): return x\n", "f", "decorator"),
-        ("import tensorflow as tf\ndef slow(x): return x\nfast = tf.function(slow)\n", "slow", "call"),
+        (
+            "import tensorflow as tf\ndef slow(x): return x\nfast = tf.function(slow)\n",
+            "slow",
+            "call",
+        ),
         ("import tensorflow as tf\nfast = tf.function(lambda x: x)\n", "<lambda>", "call"),
         (
             "import tensorflow as tf\ndef slow(x): return x\nj = tf.function(jit_compile=True)(slow)\n",
@@ -83,7 +87,9 @@ def test_not_tensorflow_function_is_ignored() -> None:
 
 
 def test_in_loop() -> None:
-    (site,) = sites_of("import tensorflow as tf\nfor i in range(3):\n    g = tf.function(lambda: i)\n")
+    (site,) = sites_of(
+        "import tensorflow as tf\nfor i in range(3):\n    g = tf.function(lambda: i)\n"
+    )
     assert site.in_loop
 
 

@@ -151,7 +151,9 @@ class Profile:
     samples_file: str | None = None
     """Name of the side ``.npz`` (relative to the profile file), None if no samples."""
 
-    def find(self, path: str | None, qualname: str, line: int | None = None) -> list[FunctionRecord]:
+    def find(
+        self, path: str | None, qualname: str, line: int | None = None
+    ) -> list[FunctionRecord]:
         matches = [f for f in self.functions if f.path == path and f.qualname == qualname]
         if line is not None and len(matches) > 1:
             exact = [f for f in matches if f.line == line]
@@ -170,9 +172,7 @@ class Profile:
     @classmethod
     def from_json(cls, data: Any, source: str = "<profile>") -> Profile:
         if not isinstance(data, dict) or FORMAT_KEY not in data:
-            raise AutosigError(
-                "not an autosig profile (no 'autosig_profile' version key)", source
-            )
+            raise AutosigError("not an autosig profile (no 'autosig_profile' version key)", source)
         version = data[FORMAT_KEY]
         if not isinstance(version, int):
             raise AutosigError("corrupt profile: format version is not a number", source)
@@ -265,7 +265,9 @@ def save_profile(profile: Profile, path: Path | str) -> None:
     try:
         p.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise AutosigError(f"cannot create directory: {exc.strerror or exc}", str(p.parent)) from None
+        raise AutosigError(
+            f"cannot create directory: {exc.strerror or exc}", str(p.parent)
+        ) from None
     atomic_write_bytes(p, profile.dumps().encode("utf-8"), mode=0o644)
 
 
