@@ -64,7 +64,9 @@ def decode_source(data: bytes, path: Path | str) -> tuple[str, str, bool]:
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
     except SyntaxError as exc:
-        raise AutosigError(f"cannot determine encoding: {exc.msg}", str(path)) from None
+        if "invalid or missing encoding declaration" not in str(exc.msg):
+            raise AutosigError(f"bad encoding declaration: {exc.msg}", str(path)) from None
+        encoding = "utf-8"  # no cookie and not UTF-8: decoding below names the byte
     bom = data.startswith(codecs.BOM_UTF8)
     if bom:
         data = data[len(codecs.BOM_UTF8) :]
