@@ -111,6 +111,23 @@ def test_unwritable_directory_is_one_line_error(tmp_path: Path) -> None:
         os.chmod(tmp_path, 0o700)
 
 
-def test_prefilter() -> None:
-    assert mentions_function(b"@tf.function\ndef f(): pass\n")
-    assert not mentions_function(b"x = 1\n")
+@pytest.mark.parametrize(
+    "src",
+    [
+        b"@tf.function\ndef f(): pass\n",
+        b"@tf2 . function(jit_compile=True)\ndef f(): pass\n",
+        b"from tensorflow import function as f\n",
+        b"from tensorflow import (\n    constant,\n    function,\n)\n",
+        b"from tensorflow.python.eager.def_function import function\n",
+        b"fast = tf.compat.v2.function(slow)\n",
+    ],
+)
+def test_prefilter_keeps_every_site_spelling(src: bytes) -> None:
+    assert mentions_function(src)
+
+
+@pytest.mark.parametrize(
+    "src", [b"x = 1\n", b"# a function that adds\ndef add(a, b): return a + b\n"]
+)
+def test_prefilter_skips_files_without_sites(src: bytes) -> None:
+    assert not mentions_function(src)
