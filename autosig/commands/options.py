@@ -1,0 +1,139 @@
+"""Click options shared by check, fix, explain and verify, so they read the same everywhere.
+
+Use the single decorators (``format_option``, ``jobs_option``, ...) or the bundle
+``common_options`` (format, jobs, quiet, config, exclude). Rule-code options accept
+comma-separated lists and may be repeated: ``--select AS101,AS102 --select AS2``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from autosig.config import CODE_PATTERN
+from autosig.report import FORMATS
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def parse_codes(
+    ctx: click.Context | None, param: click.Parameter | None, value: tuple[str, ...]
+) -> tuple[str, ...] | None:
+    """Click callback: ``("AS101,as102", "AS2")`` -> ``("AS101", "AS102", "AS2")``.
+
+    None when the option was not given, so callers can tell "not given" from "empty".
+    """
+    if not value:
+        return None
+    codes: list[str] = []
+    for chunk in value:
+        for raw in chunk.split(","):
+            code = raw.strip().upper()
+            if not code:
+                continue
+            if not CODE_PATTERN.match(code):
+                raise click.BadParameter(
+                    f"{raw.strip()!r} is not a rule code (like AS101) or a prefix (like AS1)"
+                )
+            if code not in codes:
+                codes.append(code)
+    return tuple(codes)
+
+
+def format_option(func: F) -> F:
+    return click.option(
+        "--format",
+        "--output-format",
+        "output_format",
+        type=click.Choice(FORMATS, case_sensitive=False),
+        default="text",
+        show_default=True,
+        help="Report format: text (path:line:col: CODE message), json, sarif "
+        "(GitHub code scanning) or github (workflow annotations).",
+    )(func)
+
+
+def jobs_option(func: F) -> F:
+    return click.option(
+        "-j",
+        "--jobs",
+        type=click.IntRange(min=1),
+        default=None,
+        metavar="N",
+        help="Parse files in N worker processes [default: config 'jobs', else one per CPU; "
+        "1 runs in this process].",
+    )(func)
+
+
+def quiet_option(func: F) -> F:
+    return click.option(
+        "-q",
+        "--quiet",
+        is_flag=True,
+        help="Print only the report: no summary line and no progress bar.",
+    )(func)
+
+
+def config_option(func: F) -> F:
+    return click.option(
+        "--config",
+        "config_file",
+        type=click.Path(dir_okay=False, path_type=Path),
+        default=None,
+        metavar="FILE",
+        help="Read settings from FILE (a pyproject.toml with [tool.autosig], or an "
+        "autosig.toml) instead of the nearest one above the first PATH.",
+    )(func)
+
+
+def exclude_option(func: F) -> F:
+    return click.option(
+        "--exclude",
+        multiple=True,
+        metavar="GLOB",
+        help="Skip files and directories matching GLOB (repeatable), in addition to the "
+        "config's 'exclude' and the defaults (.git, .venv, build, ...).",
+    )(func)
+
+
+def select_option(func: F) -> F:
+    return click.option(
+        "--select",
+        multiple=True,
+        callback=parse_codes,
+        metavar="CODES",
+        help="Only these rule codes or prefixes, comma-separated (e.g. AS101,AS2); "
+        "replaces the config's 'select'.",
+    )(func)
+
+
+def ignore_option(func: F) -> F:
+    return click.option(
+        "--ignore",
+        multiple=True,
+        callback=parse_codes,
+        metavar="CODES",
+        help="Skip these rule codes or prefixes, comma-separated; added to the config's 'ignore'.",
+    )(func)
+
+
+def output_file_option(func: F) -> F:
+    return click.option(
+        "-o",
+        "--output-file",
+        type=click.Path(dir_okay=False, writable=True, path_type=Path),
+        default=None,
+        metavar="FILE",
+        help="Write the report to FILE instead of stdout (errors and the summary still "
+        "go to stderr).",
+    )(func)
+
+
+def common_options(func: F) -> F:
+    """format, jobs, quiet, config and exclude, in the order --help lists them."""
+    for decorator in (exclude_option, config_option, quiet_option, jobs_option, format_option):
+        func = decorator(func)
+    return func

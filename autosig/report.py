@@ -1,0 +1,336 @@
+"""Render findings and per-file errors as text, JSON, SARIF 2.1.0 or GitHub annotations.
+
+Generic over ``Finding``s, so ``check``, ``fix``, ``explain`` and ``verify`` share one
+output layer. Formats follow the tools users already wire into CI: ruff's text lines,
+GitHub workflow commands, and SARIF as GitHub code scanning ingests it. Rule metadata
+for SARIF comes from the rules' own docstrings, so the docs shown in code scanning are
+the ones ``autosig rule CODE`` prints.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import os
+import re
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import IO, Any
+
+import click
+
+from autosig import __version__
+from autosig.errors import AutosigError
+from autosig.model import Finding
+
+FORMATS = ("text", "json", "sarif", "github")
+
+SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+SARIF_VERSION = "2.1.0"
+INFORMATION_URI = "https://pypi.org/project/autosig/"
+
+
+def render_findings(
+    findings: Sequence[Finding],
+    errors: Sequence[AutosigError] = (),
+    fmt: str = "text",
+) -> str:
+    """The report for stdout, ending with a newline unless empty.
+
+    ``errors`` appear in text, sarif and github output; ``json`` is a plain list of
+    findings, so its errors go to stderr (see ``write_report``).
+    """
+    if fmt == "text":
+        lines = [format_text(f) for f in findings]
+        lines += [format_error(e) for e in errors]
+    elif fmt == "json":
+        return json.dumps([finding_json(f) for f in findings], indent=2) + "\n"
+    elif fmt == "sarif":
+        return json.dumps(sarif_log(findings, errors), indent=2) + "\n"
+    elif fmt == "github":
+        lines = [format_github(f) for f in findings]
+        lines += [format_github_error(e) for e in errors]
+    else:
+        raise AutosigError(f"unknown output format {fmt!r} (choose from {', '.join(FORMATS)})")
+    return "".join(line + "\n" for line in lines)
+
+
+def write_report(
+    findings: Sequence[Finding],
+    errors: Sequence[AutosigError] = (),
+    fmt: str = "text",
+    *,
+    quiet: bool = False,
+    output: Path | str | None = None,
+    files_checked: int | None = None,
+    unsafe_fixes: bool = False,
+    stdout: IO[str] | None = None,
+    stderr: IO[str] | None = None,
+) -> None:
+    """Write the report to stdout (or ``output``) and a summary line to stderr.
+
+    ``quiet`` drops the summary line (and nothing else). For json, errors are also
+    written to stderr, one line each, since the JSON list holds only findings.
+    """
+    text = render_findings(findings, errors, fmt)
+    if output is not None:
+        try:
+            Path(output).write_text(text, encoding="utf-8")
+        except OSError as exc:
+            raise AutosigError(f"cannot write report: {exc.strerror or exc}", str(output)) from None
+    elif text:
+        click.echo(text, nl=False, file=stdout)
+    err = stderr if stderr is not None else None
+    if fmt == "json" or output is not None:
+        for error in errors:
+            click.echo(format_error(error), file=err, err=err is None)
+    if not quiet:
+        line = summary_line(findings, errors, files_checked, unsafe_fixes=unsafe_fixes)
+        click.echo(line, file=err, err=err is None)
+
+
+def summary_line(
+    findings: Sequence[Finding],
+    errors: Sequence[AutosigError] = (),
+    files_checked: int | None = None,
+    *,
+    unsafe_fixes: bool = False,
+) -> str:
+    """``Found 3 findings (2 fixable with `autosig fix`).`` and friends."""
+    files = f" in {_plural(files_checked, 'file')}" if files_checked is not None else ""
+    if findings:
+        safe = sum(1 for f in findings if f.fixable and f.fix_safety != "unsafe")
+        unsafe = sum(1 for f in findings if f.fixable and f.fix_safety == "unsafe")
+        if unsafe_fixes:
+            safe, unsafe = safe + unsafe, 0
+        extra = f", {unsafe} more with `--unsafe-fixes`" if unsafe else ""
+        line = f"Found {_plural(len(findings), 'finding')}{files} ({safe} fixable with `autosig fix`{extra})."
+    else:
+        line = f"No findings{files}."
+    if errors:
+        line += f" {_plural(len(errors), 'error')}: see above."
+    return line
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+# -- text -----------------------------------------------------------------------------
+
+
+def format_text(finding: Finding) -> str:
+    """``path:line:col: CODE message`` as ruff prints it."""
+    return f"{finding.path}:{finding.line}:{finding.col}: {finding.code} {finding.message}"
+
+
+def format_error(error: AutosigError) -> str:
+    """``path: error: message`` (just ``error: message`` when no file is involved)."""
+    if error.path:
+        return f"{error.path}: error: {error.message}"
+    return f"error: {error.message}"
+
+
+# -- json -----------------------------------------------------------------------------
+
+
+def finding_json(finding: Finding) -> dict[str, Any]:
+    return {
+        "path": finding.path,
+        "line": finding.line,
+        "col": finding.col,
+        "code": finding.code,
+        "message": finding.message,
+        "function": finding.function,
+        "fixable": finding.fixable,
+    }
+
+
+# -- github ---------------------------------------------------------------------------
+
+
+def _escape_data(value: str) -> str:
+    return value.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _escape_property(value: str) -> str:
+    return _escape_data(value).replace(":", "%3A").replace(",", "%2C")
+
+
+def format_github(finding: Finding) -> str:
+    """A GitHub Actions ``::warning`` workflow command: an annotation on the line."""
+    props = (
+        f"file={_escape_property(finding.path)},line={finding.line},"
+        f"col={finding.col},title={_escape_property(finding.code)}"
+    )
+    return f"::warning {props}::{_escape_data(f'{finding.code} {finding.message}')}"
+
+
+def format_github_error(error: AutosigError) -> str:
+    if error.path:
+        return f"::error file={_escape_property(error.path)}::{_escape_data(error.message)}"
+    return f"::error::{_escape_data(error.message)}"
+
+
+# -- sarif ----------------------------------------------------------------------------
+
+
+def artifact_uri(path: str) -> str:
+    """A URI for SARIF: relative (POSIX) to the current directory when the file is in it."""
+    p = Path(path)
+    absolute = Path(os.path.abspath(p))
+    try:
+        relative = absolute.relative_to(Path.cwd())
+    except ValueError:
+        return absolute.as_uri()
+    return _quote(relative.as_posix())
+
+
+def _quote(path: str) -> str:
+    from urllib.parse import quote
+
+    return quote(path, safe="/")
+
+
+def sarif_log(findings: Sequence[Finding], errors: Sequence[AutosigError] = ()) -> dict[str, Any]:
+    """A SARIF 2.1.0 log with one run, as GitHub code scanning accepts it."""
+    rules = rule_descriptors(f.code for f in findings)
+    index = {rule["id"]: i for i, rule in enumerate(rules)}
+    results = []
+    for f in findings:
+        result: dict[str, Any] = {
+            "ruleId": f.code,
+            "ruleIndex": index[f.code],
+            "level": "warning",
+            "message": {"text": f.message},
+            "locations": [
+                {
+                    "physicalLocation": {
+                        "artifactLocation": {"uri": artifact_uri(f.path)},
+                        "region": {"startLine": max(1, f.line), "startColumn": max(1, f.col)},
+                    }
+                }
+            ],
+        }
+        props: dict[str, Any] = {"fixable": f.fixable}
+        if f.function:
+            props["function"] = f.function
+        if f.fixable:
+            props["fixSafety"] = f.fix_safety
+        result["properties"] = props
+        results.append(result)
+    notifications = []
+    for error in errors:
+        note: dict[str, Any] = {
+            "level": "error",
+            "message": {"text": format_error(error)},
+        }
+        if error.path:
+            note["locations"] = [
+                {"physicalLocation": {"artifactLocation": {"uri": artifact_uri(error.path)}}}
+            ]
+        notifications.append(note)
+    return {
+        "$schema": SARIF_SCHEMA,
+        "version": SARIF_VERSION,
+        "runs": [
+            {
+                "tool": {
+                    "driver": {
+                        "name": "autosig",
+                        "version": __version__,
+                        "semanticVersion": __version__,
+                        "informationUri": INFORMATION_URI,
+                        "rules": rules,
+                    }
+                },
+                "invocations": [
+                    {
+                        "executionSuccessful": not errors,
+                        "toolExecutionNotifications": notifications,
+                    }
+                ],
+                "results": results,
+            }
+        ],
+    }
+
+
+def rule_descriptors(extra_codes: Iterable[str] = ()) -> list[dict[str, Any]]:
+    """SARIF reportingDescriptors for every known rule, plus any other codes reported."""
+    descriptors: dict[str, dict[str, Any]] = {}
+    for code, (summary, doc, fix_safety, name) in sorted(_rule_docs().items()):
+        descriptors[code] = _descriptor(code, summary, doc, fix_safety, name)
+    for code in extra_codes:
+        if code not in descriptors:
+            descriptors[code] = _descriptor(code, code, "", "none", code)
+    return [descriptors[c] for c in sorted(descriptors)]
+
+
+def _descriptor(code: str, summary: str, doc: str, fix_safety: str, name: str) -> dict[str, Any]:
+    what = _section(doc, "What it does") or summary
+    return {
+        "id": code,
+        "name": _pascal(name),
+        "shortDescription": {"text": summary},
+        "fullDescription": {"text": what},
+        "help": {"text": doc or summary, "markdown": doc or summary},
+        "defaultConfiguration": {"level": "warning"},
+        "properties": {"fixSafety": fix_safety, "tags": ["tensorflow", "performance"]},
+    }
+
+
+def _pascal(name: str) -> str:
+    parts = re.split(r"[^0-9A-Za-z]+", name)
+    return "".join(p[:1].upper() + p[1:] for p in parts if p) or name
+
+
+def _section(doc: str, title: str) -> str:
+    """The body of a ``## Title`` / ``Title:`` / underlined section of a rule docstring."""
+    lines = doc.splitlines()
+    heading = re.compile(rf"^\s*(#+\s*)?{re.escape(title)}\s*:?\s*$", re.IGNORECASE)
+    any_heading = re.compile(r"^\s*(#+\s*\S.*|[A-Z][\w ?]*:\s*|[-=]{3,}\s*)$")
+    for i, line in enumerate(lines):
+        if heading.match(line):
+            body: list[str] = []
+            for nxt in lines[i + 1 :]:
+                if re.match(r"^\s*[-=]{3,}\s*$", nxt) and not body:
+                    continue
+                if any_heading.match(nxt) and body:
+                    break
+                body.append(nxt)
+            text = "\n".join(body).strip()
+            # Drop an underline belonging to the next heading.
+            text = re.sub(r"\n[^\n]*\n\s*[-=]{3,}\s*$", "", text).strip()
+            return " ".join(text.split("\n\n")[0].split())
+    return ""
+
+
+def _rule_docs() -> dict[str, tuple[str, str, str, str]]:
+    """code -> (summary, full docstring, fix safety, name) from the rule registry."""
+    try:
+        from autosig.rules import registry
+    except ImportError:  # pragma: no cover - the registry ships with autosig
+        return {}
+    docs: dict[str, tuple[str, str, str, str]] = {}
+    for rule in getattr(registry, "ALL_RULES", ()):
+        cls = rule if isinstance(rule, type) else type(rule)
+        code = getattr(rule, "code", None)
+        if not code:
+            continue
+        doc = inspect.cleandoc(cls.__doc__ or "")
+        summary = getattr(rule, "summary", "") or doc.split("\n", 1)[0]
+        docs[code] = (
+            summary,
+            doc,
+            str(getattr(rule, "fix_safety", "none")),
+            str(getattr(rule, "name", code)),
+        )
+    for code, entry in getattr(registry, "RULE_DOCS", {}).items():
+        summary, fix_safety = entry[0], entry[1]
+        if code in docs:
+            _, doc, _, name = docs[code]
+            docs[code] = (summary, doc, str(fix_safety), name)
+        else:
+            docs[code] = (summary, "", str(fix_safety), code)
+    return docs
