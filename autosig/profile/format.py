@@ -18,10 +18,13 @@ Argument values are described by small JSON dicts tagged by ``kind``::
               (type int|float|bool|str|NoneType|bytes; "value" omitted when more than
                MAX_PYTHON_VALUES distinct values were seen: "varied": true instead)
     object    {"kind": "object", "type": "keras.src.models.sequential.Sequential"}
+              (+ "spec": repr of its TypeSpec for other composite tensors such as
+               tf.data iterators, which TensorFlow traces by that spec)
     tuple     {"kind": "tuple", "items": [...]}
     list      {"kind": "list", "items": [...]}
     dict      {"kind": "dict", "items": {"key": ...}}      (keys are str)
     namedtuple {"kind": "namedtuple", "type": "mod.Point", "fields": ["x","y"], "items": [...]}
+              (tuple/list/dict may carry "length" when longer than the items described)
 
 Object identity is not part of a signature; how many distinct instances each parameter
 saw is kept in ``FunctionRecord.object_instances`` and per trace in ``TraceEvent.new_objects``.
@@ -84,13 +87,18 @@ class TraceEvent:
     """Index into FunctionRecord.signatures, None when the signature was not stored."""
     new_objects: list[str] = field(default_factory=list)
     time_s: float = 0.0
+    """Graph-building time of this trace, measured around TensorFlow's graph construction."""
+    instance: int = 0
+    """Which tf.function object traced (0-based, in order of first call): each object of
+    a class with a tf.function method, or each tf.function(...) created again, has its own."""
 
 
 @dataclass
 class Sample:
     """A recorded real input: the argument structure with array leaves in the ``.npz``.
 
-    Array leaves are ``{"kind": "array", "key": "<npz key>"}`` (ragged: ``{"kind":
+    Array leaves are ``{"kind": "array", "key": "<npz key>", "from": "tensor"|"numpy"|
+    "variable"}`` (ragged: ``{"kind":
     "ragged_array", "values": key, "row_splits": [key, ...]}``; sparse: ``{"kind":
     "sparse_array", "indices": key, "values": key, "dense_shape": key}``); Python
     scalars are inline ``{"kind": "python", ...}``; other objects cannot be replayed.
@@ -118,6 +126,8 @@ class FunctionRecord:
     is_method: bool = False
     instances: int = 1
     calls: int = 0
+    graph_calls: int = 0
+    """Calls made while another tf.function was being traced (symbolic arguments)."""
     traces: int = 0
     trace_time_s: float = 0.0
     call_time_s: float = 0.0
@@ -223,6 +233,7 @@ def _function_from_json(d: dict[str, Any]) -> FunctionRecord:
         is_method=bool(d.get("is_method", False)),
         instances=int(d.get("instances", 1)),
         calls=int(d.get("calls", 0)),
+        graph_calls=int(d.get("graph_calls", 0)),
         traces=int(d.get("traces", 0)),
         trace_time_s=float(d.get("trace_time_s") or 0.0),
         call_time_s=float(d.get("call_time_s") or 0.0),

@@ -1,0 +1,54 @@
+"""``autosig explain [PROFILE]``: why each tf.function retraced, from a recorded profile."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from autosig.profile.explain import explain_profile, render_json, render_text
+from autosig.profile.format import load_profile
+
+DEFAULT_PROFILE = Path(".autosig/profile.json")
+
+
+@click.command(
+    "explain",
+    context_settings={"help_option_names": ["-h", "--help"]},
+    epilog="""\b
+Examples:
+  autosig profile -- python train.py && autosig explain
+  autosig explain runs/profile.json --format json
+  autosig explain --all          # list every trace, not just the first 20 per function
+""",
+)
+@click.argument("profile", required=False, type=click.Path(path_type=Path), default=DEFAULT_PROFILE)
+@click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help="Output format.",
+)
+@click.option("--all", "show_all", is_flag=True, help="List every trace of every function.")
+def command(profile: Path, output_format: str, show_all: bool) -> None:
+    """Explain from a profile why each function retraced.
+
+    Per function, most tracing time first: calls, traces, time spent tracing, number of
+    tf.function objects, and for each retrace one line naming the parameter and what
+    changed since the nearest earlier trace (a varying dimension, a dtype, a Python
+    value, a new object). A summary line per cause says how to remove it. Functions
+    from installed libraries (Keras' train_function ...) are marked [library]; the
+    advice is then about how to call them.
+
+    PROFILE defaults to .autosig/profile.json (written by 'autosig profile').
+    Exit codes: 0 done, 2 the profile is missing, corrupt or of another version.
+    """
+    data = load_profile(profile)
+    explanations = explain_profile(data, str(profile))
+    if output_format == "json":
+        click.echo(json.dumps(render_json(explanations, str(profile)), indent=1))
+    else:
+        click.echo(render_text(explanations, limit=None if show_all else 20), nl=False)

@@ -1,0 +1,138 @@
+"""``autosig profile [-o FILE] -- CMD...`` and ``autosig profile merge A B ... -o C``.
+
+A click group whose default subcommand is ``run``: anything that does not start with
+a known subcommand name (``merge``, ``run``) is the command to record, so
+``autosig profile -- merge.py`` still runs ``merge.py``.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from autosig.errors import EXIT_ERROR, AutosigError
+
+DEFAULT_OUTPUT = Path(".autosig/profile.json")
+SUBCOMMANDS = ("run", "merge")
+
+
+class DefaultToRun(click.Group):
+    """``autosig profile ARGS`` means ``autosig profile run ARGS`` unless ARGS names a subcommand."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if args and args[0] in ("-h", "--help"):
+            return super().parse_args(ctx, args)
+        if not args or args[0] not in SUBCOMMANDS:
+            args = ["run", *args]
+        return super().parse_args(ctx, args)
+
+    def format_usage(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        formatter.write_usage(ctx.command_path, "[-o FILE] [--capture-outputs] -- CMD...")
+        formatter.write_usage(ctx.command_path, "merge PROFILE... -o FILE", prefix="   or: ")
+
+
+@click.group(
+    "profile",
+    cls=DefaultToRun,
+    context_settings={"help_option_names": ["-h", "--help"]},
+    epilog="""\b
+Examples:
+  autosig profile -- python train.py --epochs 1
+  autosig profile -o runs/p.json -- python -m mypkg.train
+  autosig profile -- pytest tests/
+  autosig profile merge worker0.json worker1.json -o all.json
+  autosig explain                       # read the default .autosig/profile.json
+""",
+)
+def command() -> None:
+    """Run a command and record every tf.function call.
+
+    'autosig profile [-o FILE] -- CMD...' is short for 'autosig profile run ...':
+    CMD runs with the recorder active in its Python processes (and their Python
+    children); every tf.function call is recorded: argument shapes and dtypes, Python
+    values, new objects, trace counts and tracing time as TensorFlow reports them, and
+    a few real input samples (FILE with .npz). CMD's output and exit code pass through.
+    """
+
+
+@command.command(
+    "run",
+    context_settings={
+        "help_option_names": ["-h", "--help"],
+        "ignore_unknown_options": True,
+        "allow_interspersed_args": False,
+    },
+)
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(path_type=Path),
+    default=DEFAULT_OUTPUT,
+    show_default=True,
+    help="Profile to write (samples go next to it, .npz).",
+)
+@click.option(
+    "--capture-outputs",
+    is_flag=True,
+    help="Also store the outputs of the first calls of every function (for 'autosig verify').",
+)
+@click.argument("cmd", nargs=-1, required=True, type=click.UNPROCESSED)
+def run(output: Path, capture_outputs: bool, cmd: tuple[str, ...]) -> None:
+    """Record CMD (python script, python -m module, pytest, any command running Python).
+
+    Exit code: CMD's own (128+N if a signal N killed it); 2 if the profile cannot be
+    written (checked before CMD runs) or CMD cannot be started.
+    """
+    from autosig.profile.format import load_profile
+    from autosig.profile.runner import run_recorded
+
+    code = run_recorded(list(cmd), output, capture_outputs=capture_outputs)
+    profile = load_profile(output)
+    calls = sum(f.calls for f in profile.functions)
+    traces = sum(f.traces for f in profile.functions)
+    if profile.functions:
+        click.echo(
+            f"autosig: recorded {len(profile.functions)} tf.function"
+            f"{'s' if len(profile.functions) != 1 else ''}, {calls} calls, {traces} traces "
+            f"-> {output} (next: autosig explain {output})",
+            err=True,
+        )
+    else:
+        click.echo(
+            f"autosig: no tf.function was called (does the command use TensorFlow?) -> {output}",
+            err=True,
+        )
+    sys.exit(code)
+
+
+@command.command("merge", context_settings={"help_option_names": ["-h", "--help"]})
+@click.argument("profiles", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(path_type=Path),
+    required=True,
+    help="Merged profile to write (samples are merged too).",
+)
+def merge(profiles: tuple[Path, ...], output: Path) -> None:
+    """Merge profiles of several runs or workers into one.
+
+    Functions are matched by file, qualified name and line; counts and times add up.
+    Refuses (exit 2) profiles of another format version and profiles in which the same
+    function has different source code.
+    """
+    from autosig.profile.merge import merge_files
+    from autosig.profile.runner import check_writable
+
+    try:
+        check_writable(output)
+        merged = merge_files(profiles, output)
+    except AutosigError as exc:
+        click.echo(f"autosig: error: {exc}", err=True)
+        sys.exit(EXIT_ERROR)
+    click.echo(
+        f"autosig: merged {len(profiles)} profiles ({len(merged.functions)} functions) -> {output}",
+        err=True,
+    )

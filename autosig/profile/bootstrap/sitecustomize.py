@@ -1,0 +1,79 @@
+"""Bootstrap of ``autosig profile``: start the recorder in every Python process of CMD.
+
+``autosig profile`` puts this directory first on ``PYTHONPATH``, so Python imports this
+file at start-up in the command's Python processes and their Python children. It
+1. runs the ``sitecustomize`` it shadows (if the environment had one),
+2. imports the modules named in ``$AUTOSIG_BOOTSTRAP`` (comma-separated; the verifier
+   installs its import hook this way, before anything is recorded),
+3. starts the recorder, which waits for TensorFlow to be imported (it never imports it)
+   and writes a partial profile into ``$AUTOSIG_PROFILE_DIR`` when the process ends.
+A failure here is reported on one line and never stops the user's program.
+"""
+
+from __future__ import annotations
+
+
+def _chain_shadowed_sitecustomize(here: str) -> None:
+    import importlib.machinery
+    import importlib.util
+    import os
+    import sys
+
+    path = [p for p in sys.path if os.path.abspath(p or ".") != here]
+    spec = importlib.machinery.PathFinder.find_spec("sitecustomize", path)
+    if spec is None or spec.loader is None:
+        return
+    ours = sys.modules.get("sitecustomize")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["sitecustomize"] = module
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        if ours is not None:
+            sys.modules["sitecustomize"] = ours
+
+
+def _import_autosig_recorder():  # noqa: ANN202
+    import os
+    import sys
+
+    try:
+        from autosig.profile import recorder
+    except ImportError:
+        parent = os.environ.get("AUTOSIG_PACKAGE_PARENT")
+        if not parent:
+            raise
+        sys.path.append(parent)
+        try:
+            from autosig.profile import recorder
+        finally:
+            sys.path.remove(parent)
+    return recorder
+
+
+def _bootstrap() -> None:
+    import importlib
+    import os
+    import sys
+
+    here = os.path.dirname(os.path.abspath(__file__))
+    try:
+        _chain_shadowed_sitecustomize(here)
+    except Exception as exc:  # noqa: BLE001
+        print(f"autosig: the environment's sitecustomize failed: {exc!r}", file=sys.stderr)
+    for name in filter(
+        None, (n.strip() for n in os.environ.get("AUTOSIG_BOOTSTRAP", "").split(","))
+    ):
+        try:
+            importlib.import_module(name)
+        except Exception as exc:  # noqa: BLE001
+            print(f"autosig: bootstrap module {name} failed: {exc!r}", file=sys.stderr)
+    if not os.environ.get("AUTOSIG_PROFILE_DIR"):
+        return
+    try:
+        _import_autosig_recorder().activate_from_env()
+    except Exception as exc:  # noqa: BLE001
+        print(f"autosig: recorder not started in this process: {exc!r}", file=sys.stderr)
+
+
+_bootstrap()

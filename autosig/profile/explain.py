@@ -1,0 +1,587 @@
+"""Why each function retraced, in one line per trace. Pure: works on a Profile, no TensorFlow.
+
+For every trace after a function object's first, the signature it traced for is
+compared with the *nearest* signature that object had traced before (fewest
+differences, latest on ties); each difference becomes one line naming the parameter
+and what changed (``tokens shape (32, 17) -> (32, 23): dimension 1 varies``,
+``lr: Python float 0.1 -> 0.05``, ``x: dtype float32 -> float64``). Traces with the
+same signature as an earlier one are explained by what the profile saw instead: a new
+Python object, a new tf.function object, variable creation on the first call.
+Traces are then grouped into one summary line per cause with the fix that removes it.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from autosig.profile.format import (
+    MAX_PYTHON_VALUES,
+    MAX_TRACE_EVENTS,
+    FunctionRecord,
+    Profile,
+    TraceEvent,
+    Value,
+)
+
+TENSOR_KINDS = ("tensor", "numpy", "variable", "ragged", "sparse")
+KIND_NAMES = {
+    "tensor": "tensor",
+    "numpy": "NumPy array",
+    "variable": "tf.Variable",
+    "ragged": "RaggedTensor",
+    "sparse": "SparseTensor",
+    "python": "Python",
+    "object": "object",
+    "tuple": "tuple",
+    "list": "list",
+    "dict": "dict",
+    "namedtuple": "namedtuple",
+}
+
+
+@dataclass
+class Change:
+    """One difference between two call signatures."""
+
+    param: str
+    """Parameter path: ``x``, ``batch[0]``, ``features['ids']``, ``point.x``."""
+    what: str
+    """shape | rank | dtype | python_value | python_type | python_varied | kind | type |
+    structure | new_object | new_instance | variable_creation | unknown | unrecorded"""
+    text: str
+    dims: tuple[int, ...] = ()
+
+
+@dataclass
+class Retrace:
+    trace: int
+    """1-based number of the trace within the function."""
+    call: int
+    instance: int
+    time_s: float
+    changes: list[Change] = field(default_factory=list)
+
+    @property
+    def text(self) -> str:
+        return "; ".join(c.text for c in self.changes)
+
+
+@dataclass
+class Explanation:
+    """What ``autosig explain`` says about one function."""
+
+    record: FunctionRecord
+    retraces: list[Retrace] = field(default_factory=list)
+    summary: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def name(self) -> str:
+        return self.record.qualname
+
+    def to_json(self) -> dict[str, Any]:
+        r = self.record
+        return {
+            "function": r.qualname,
+            "path": r.path,
+            "line": r.line,
+            "editable": r.editable,
+            "calls": r.calls,
+            "traces": r.traces,
+            "trace_time_s": r.trace_time_s,
+            "call_time_s": r.call_time_s,
+            "instances": r.instances,
+            "retraces": [
+                {
+                    "trace": t.trace,
+                    "call": t.call,
+                    "instance": t.instance,
+                    "time_s": t.time_s,
+                    "cause": t.text,
+                    "changes": [asdict(c) for c in t.changes],
+                }
+                for t in self.retraces
+            ],
+            "summary": self.summary,
+            "notes": self.notes,
+        }
+
+
+# -- describing values -----------------------------------------------------------------
+
+
+def _shape(shape: list[int | None] | None) -> str:
+    if shape is None:
+        return "(unknown rank)"
+    dims = ", ".join("None" if d is None else str(d) for d in shape)
+    return f"({dims},)" if len(shape) == 1 else f"({dims})"
+
+
+def _python(v: Value) -> str:
+    if v.get("varied"):
+        return f"Python {v.get('type')} (many values)"
+    value = v.get("value")
+    return (
+        f"Python {v.get('type')} {value!r}"
+        if isinstance(value, str)
+        else (f"Python {v.get('type')} {value}")
+    )
+
+
+def short(v: Value) -> str:
+    """A short human description of a described value."""
+    kind = v.get("kind")
+    if kind in TENSOR_KINDS:
+        return f"{KIND_NAMES[kind]} {v.get('dtype')} {_shape(v.get('shape'))}"
+    if kind == "python":
+        return _python(v)
+    if kind == "object":
+        return f"object of type {_type_short(v.get('type', '?'))}"
+    if kind in ("tuple", "list", "namedtuple"):
+        return f"{kind} of {v.get('length', len(v.get('items', [])))}"
+    if kind == "dict":
+        return f"dict of {v.get('length', len(v.get('items', {})))}"
+    return str(kind)
+
+
+def _type_short(name: str) -> str:
+    return name.rsplit(".", 1)[-1]
+
+
+def _dims_text(dims: tuple[int, ...]) -> str:
+    if len(dims) == 1:
+        return f"dimension {dims[0]} varies"
+    return "dimensions " + ", ".join(str(d) for d in dims) + " vary"
+
+
+def diff_values(path: str, a: Value, b: Value) -> list[Change]:
+    """Every difference from ``a`` (earlier) to ``b`` (now), innermost first."""
+    ka, kb = a.get("kind"), b.get("kind")
+    if ka != kb:
+        return [Change(path, "kind", f"{path}: {short(a)} -> {short(b)}")]
+    if ka in TENSOR_KINDS:
+        out: list[Change] = []
+        if a.get("dtype") != b.get("dtype"):
+            out.append(Change(path, "dtype", f"{path}: dtype {a.get('dtype')} -> {b.get('dtype')}"))
+        sa, sb = a.get("shape"), b.get("shape")
+        if sa != sb:
+            if sa is None or sb is None or len(sa) != len(sb):
+                ra = "unknown" if sa is None else len(sa)
+                rb = "unknown" if sb is None else len(sb)
+                out.append(
+                    Change(
+                        path,
+                        "rank",
+                        f"{path} shape {_shape(sa)} -> {_shape(sb)}: rank {ra} -> {rb}",
+                    )
+                )
+            else:
+                dims = tuple(i for i, (x, y) in enumerate(zip(sa, sb, strict=True)) if x != y)
+                out.append(
+                    Change(
+                        path,
+                        "shape",
+                        f"{path} shape {_shape(sa)} -> {_shape(sb)}: {_dims_text(dims)}",
+                        dims,
+                    )
+                )
+        for key in ("ragged_rank", "row_splits_dtype"):
+            if a.get(key) != b.get(key):
+                out.append(Change(path, "structure", f"{path}: {key} {a.get(key)} -> {b.get(key)}"))
+        return out
+    if ka == "python":
+        if a.get("type") != b.get("type"):
+            return [Change(path, "python_type", f"{path}: {_python(a)} -> {_python(b)}")]
+        if b.get("varied"):
+            if a.get("varied"):
+                return []
+            return [
+                Change(
+                    path,
+                    "python_varied",
+                    f"{path}: Python {b.get('type')} takes more than {MAX_PYTHON_VALUES} "
+                    "values (each one traces)",
+                )
+            ]
+        if a.get("value") != b.get("value") or a.get("varied"):
+            value = b.get("value")
+            shown = repr(value) if isinstance(value, str) else value
+            return [Change(path, "python_value", f"{path}: {_python(a)} -> {shown}")]
+        return []
+    if ka == "object":
+        if a.get("type") != b.get("type"):
+            return [
+                Change(
+                    path,
+                    "type",
+                    f"{path}: object of type {_type_short(a.get('type', '?'))} -> "
+                    f"{_type_short(b.get('type', '?'))}",
+                )
+            ]
+        if a.get("spec") != b.get("spec"):
+            return [
+                Change(
+                    path,
+                    "structure",
+                    f"{path}: {_type_short(b.get('type', '?'))} spec "
+                    f"{_clip(a.get('spec'))} -> {_clip(b.get('spec'))}",
+                )
+            ]
+        return []
+    if ka in ("tuple", "list", "namedtuple"):
+        ia, ib = a.get("items", []), b.get("items", [])
+        la, lb = a.get("length", len(ia)), b.get("length", len(ib))
+        if ka == "namedtuple" and a.get("type") != b.get("type"):
+            return [Change(path, "type", f"{path}: {a.get('type')} -> {b.get('type')}")]
+        if la != lb:
+            return [Change(path, "structure", f"{path}: {ka} of {la} -> {lb} items")]
+        fields = b.get("fields") if ka == "namedtuple" else None
+        out = []
+        for i, (x, y) in enumerate(zip(ia, ib, strict=False)):
+            sub = f"{path}.{fields[i]}" if fields and i < len(fields) else f"{path}[{i}]"
+            out.extend(diff_values(sub, x, y))
+        return out
+    if ka == "dict":
+        ia, ib = a.get("items", {}), b.get("items", {})
+        added = [k for k in ib if k not in ia]
+        removed = [k for k in ia if k not in ib]
+        if added or removed:
+            parts = []
+            if added:
+                parts.append("keys added " + ", ".join(repr(k) for k in added))
+            if removed:
+                parts.append("keys removed " + ", ".join(repr(k) for k in removed))
+            return [Change(path, "structure", f"{path}: " + "; ".join(parts))]
+        out = []
+        for k in ib:
+            out.extend(diff_values(f"{path}[{k!r}]", ia[k], ib[k]))
+        return out
+    return []
+
+
+def _clip(text: Any, limit: int = 80) -> str:
+    s = str(text)
+    return s if len(s) <= limit else s[: limit - 3] + "..."
+
+
+def diff_signatures(a: dict[str, Value], b: dict[str, Value]) -> list[Change]:
+    out: list[Change] = []
+    for name, vb in b.items():
+        va = a.get(name)
+        if va is None:
+            out.append(Change(name, "structure", f"{name}: not passed before, now {short(vb)}"))
+        else:
+            out.extend(diff_values(name, va, vb))
+    for name in a:
+        if name not in b:
+            out.append(Change(name, "structure", f"{name}: no longer passed"))
+    return out
+
+
+# -- explaining a function -------------------------------------------------------------
+
+
+def _new_object_changes(record: FunctionRecord, event: TraceEvent, args: dict) -> list[Change]:
+    out = []
+    for name in event.new_objects:
+        value = args.get(name, {})
+        kind = value.get("kind") if isinstance(value, dict) else None
+        type_text = (
+            f" of type {_type_short(value.get('type', '?'))}" if kind == "object" else " inside it"
+        )
+        seen = record.object_instances.get(name)
+        extra = f" ({seen} distinct objects seen)" if seen and seen > 1 else ""
+        out.append(Change(name, "new_object", f"{name}: new object{type_text}{extra}"))
+    return out
+
+
+def _explain_event(
+    record: FunctionRecord,
+    event: TraceEvent,
+    traced_before: list[tuple[int | None, int]],
+) -> list[Change]:
+    """Changes for one trace, given (signature, call) pairs traced before on its object."""
+    sigs = record.signatures
+    if not traced_before:
+        if event.instance == 0:
+            return [Change("", "first", "first trace")]
+        owner = _owner_text(record)
+        return [
+            Change(
+                "",
+                "new_instance",
+                f"first call on tf.function object #{event.instance + 1}: {owner}",
+            )
+        ]
+    if event.signature is None or event.signature >= len(sigs):
+        return [
+            Change(
+                "",
+                "unrecorded",
+                "signature not recorded (more distinct signatures than the profile keeps)",
+            )
+        ]
+    current = sigs[event.signature].args
+    candidates = [(s, c) for s, c in traced_before if s is not None and s < len(sigs)]
+    same = [c for s, c in candidates if s == event.signature]
+    if same:
+        objects = _new_object_changes(record, event, current)
+        if objects:
+            return objects
+        if same[-1] == event.call:
+            return [
+                Change(
+                    "",
+                    "variable_creation",
+                    "traced again on the same call: the function creates tf.Variables on its "
+                    "first call, so TensorFlow traces it once more without variable creation",
+                )
+            ]
+        return [
+            Change(
+                "",
+                "unknown",
+                "same arguments as an earlier trace: something outside the arguments changed "
+                "(a captured Python value or global, or a Python object passed inside a "
+                "container)",
+            )
+        ]
+    best: list[Change] | None = None
+    for sig, _call in reversed(candidates):
+        changes = diff_signatures(sigs[sig].args, current)
+        if best is None or len(changes) < len(best):
+            best = changes
+    changes = list(best or [])
+    changes.extend(_new_object_changes(record, event, current))
+    if not changes:
+        changes = [
+            Change(
+                "",
+                "unknown",
+                "arguments differ only in how they were passed (keyword, positional, default)",
+            )
+        ]
+    return changes
+
+
+def _owner_text(record: FunctionRecord) -> str:
+    if record.is_method:
+        cls = record.qualname.rsplit(".", 1)[0]
+        return f"a new {cls} object (each object gets its own tf.function and traces anew)"
+    return (
+        "tf.function(...) was applied again to the same Python function; each new "
+        "tf.function object traces anew: create it once"
+    )
+
+
+def explain_function(record: FunctionRecord, profile_path: str | None = None) -> Explanation:
+    exp = Explanation(record)
+    traced: dict[int, list[tuple[int | None, int]]] = {}
+    for number, event in enumerate(record.trace_events, start=1):
+        before = traced.setdefault(event.instance, [])
+        changes = _explain_event(record, event, before)
+        before.append((event.signature, event.call))
+        exp.retraces.append(
+            Retrace(
+                trace=number,
+                call=event.call,
+                instance=event.instance,
+                time_s=event.time_s,
+                changes=changes,
+            )
+        )
+    exp.summary = _summarise(record, exp.retraces, profile_path)
+    exp.notes = _notes(record)
+    return exp
+
+
+def _summarise(
+    record: FunctionRecord, retraces: list[Retrace], profile_path: str | None
+) -> list[str]:
+    groups: Counter[tuple[str, str, tuple[int, ...]]] = Counter()
+    dtype_pairs: dict[str, str] = {}
+    for retrace in retraces:
+        seen: set[tuple[str, str, tuple[int, ...]]] = set()
+        for change in retrace.changes:
+            if change.what == "first":
+                continue
+            key = (change.param, change.what, change.dims)
+            if key not in seen:
+                seen.add(key)
+                groups[key] += 1
+            if change.what == "dtype":
+                dtype_pairs[change.param] = change.text.split("dtype ", 1)[-1]
+    lines = []
+    fix = f"autosig fix --profile {profile_path}" if profile_path else "autosig fix --profile"
+    for (param, what, dims), count in groups.most_common():
+        n = f"{count} trace{'s' if count != 1 else ''}"
+        if what == "shape":
+            lines.append(
+                f"{_dims_text(dims).replace(' var', ' of ' + param + ' var', 1)} in {n}"
+                + _advice_shape(record, dims, fix)
+            )
+        elif what == "rank":
+            lines.append(
+                f"the rank of {param} changes in {n}; fix: a TensorSpec of unknown rank "
+                "(shape=None) or reshape at the call site"
+            )
+        elif what == "dtype":
+            lines.append(
+                f"{param} changes dtype ({dtype_pairs.get(param, '')}) in {n}"
+                + _advice_dtype(record, dtype_pairs.get(param, ""))
+            )
+        elif what in ("python_value", "python_varied"):
+            lines.append(f"Python value {param} changes in {n}" + _advice_python(record, fix))
+        elif what == "python_type":
+            lines.append(
+                f"{param} switches between Python types in {n}; fix: pass one type (or a tensor)"
+            )
+        elif what == "new_object":
+            lines.append(
+                f"{param} is a new Python object in {n}; fix: pass the same object "
+                "each call (create it once) or use reduce_retracing=True"
+            )
+        elif what == "new_instance":
+            lines.append(
+                f"a new tf.function object traced in {n}; fix: "
+                + (
+                    "reuse the object"
+                    if record.is_method
+                    else "create the tf.function once, outside the loop or call"
+                )
+            )
+        elif what == "variable_creation":
+            lines.append(
+                f"variable creation on the first call caused {n}; fix: create "
+                "variables before the first call (e.g. optimizer.build(...))"
+            )
+        elif what in ("kind", "type", "structure"):
+            lines.append(
+                f"the type or structure of {param} changes in {n}; fix: pass one "
+                "structure (or reduce_retracing=True)"
+            )
+        elif what == "unrecorded":
+            lines.append(f"{n} with signatures not kept in the profile")
+        else:
+            lines.append(
+                f"{n} with no difference in the arguments (captured Python state "
+                "or a global changed)"
+            )
+    unlisted = record.traces - len(record.trace_events)
+    if unlisted > 0:
+        if len(record.trace_events) >= MAX_TRACE_EVENTS:
+            lines.append(
+                f"{unlisted} later traces are not itemised (the profile keeps {MAX_TRACE_EVENTS})"
+            )
+        else:
+            lines.append(
+                f"{unlisted} traces happened outside calls (get_concrete_function, "
+                "SavedModel export)"
+            )
+    return lines
+
+
+def _advice_shape(record: FunctionRecord, dims: tuple[int, ...], fix: str) -> str:
+    if record.editable:
+        return f"; fix: {fix} (input_signature with None there)"
+    if dims == (0,):
+        return (
+            "; library function: the batch size varies (a last partial batch?): use "
+            "drop_remainder=True in Dataset.batch or a batch size that divides the data"
+        )
+    return (
+        "; library function: pad inputs to fixed lengths (or bucket them by length) "
+        "before they reach it"
+    )
+
+
+def _advice_dtype(record: FunctionRecord, pair: str) -> str:
+    if "float64" in pair:
+        return "; fix: cast the inputs to float32 at the call site (e.g. x.astype('float32'))"
+    return "; fix: pass one dtype (cast at the call site); autosig never casts silently"
+
+
+def _advice_python(record: FunctionRecord, fix: str) -> str:
+    if record.editable:
+        return f"; fix: {fix} (a scalar TensorSpec; Python values trace once per value)"
+    return "; library function: pass the value as a tensor (tf.constant) instead"
+
+
+def _notes(record: FunctionRecord) -> list[str]:
+    notes = []
+    if not record.editable:
+        notes.append("library function (not in your project): fix the way it is called")
+    variable_params = sorted(
+        {
+            name
+            for sig in record.signatures
+            for name, value in sig.args.items()
+            if isinstance(value, dict) and value.get("kind") == "variable"
+        }
+    )
+    for name in variable_params:
+        notes.append(
+            f"{name}: tf.Variable, traced by shape and dtype; changes to its value did not "
+            "cause any retrace"
+        )
+    if record.graph_calls:
+        notes.append(
+            f"{record.graph_calls} of the calls came from inside another tf.function while "
+            "it was being traced"
+        )
+    if record.signatures_dropped:
+        notes.append(
+            f"{record.signatures_dropped} further distinct signatures were seen but not kept"
+        )
+    return notes
+
+
+def explain_profile(profile: Profile, profile_path: str | None = None) -> list[Explanation]:
+    """One Explanation per function, the most time lost to tracing first."""
+    explanations = [explain_function(f, profile_path) for f in profile.functions]
+    explanations.sort(key=lambda e: (-e.record.trace_time_s, -e.record.traces, e.record.qualname))
+    return explanations
+
+
+def render_text(
+    explanations: list[Explanation], *, limit: int | None = 20, color: bool = False
+) -> str:
+    """The report of ``autosig explain`` (one block per function)."""
+    if not explanations:
+        return "no tf.function was called while profiling\n"
+    lines: list[str] = []
+    for exp in explanations:
+        r = exp.record
+        where = f"{r.path}:{r.line}" if r.path else "<unknown>"
+        lib = "" if r.editable else " [library]"
+        lines.append(
+            f"{r.qualname} ({where}){lib}: {r.calls} call{'s' if r.calls != 1 else ''}, "
+            f"{r.traces} trace{'s' if r.traces != 1 else ''}, tracing {r.trace_time_s:.3f} s of "
+            f"{r.call_time_s:.3f} s in calls, {r.instances} instance"
+            f"{'s' if r.instances != 1 else ''}"
+        )
+        shown = exp.retraces if limit is None else exp.retraces[:limit]
+        for t in shown:
+            if t.changes and t.changes[0].what == "first":
+                continue
+            lines.append(f"  {r.qualname}: trace {t.trace} of {r.traces}: {t.text}")
+        hidden = len(exp.retraces) - len(shown)
+        if hidden > 0:
+            lines.append(f"  ... {hidden} more traces (--all lists them)")
+        for s in exp.summary:
+            lines.append(f"  summary: {s}")
+        if r.traces <= 1 and r.calls > 1:
+            lines.append("  no retracing")
+        for n in exp.notes:
+            lines.append(f"  note: {n}")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def render_json(explanations: list[Explanation], profile_path: str | None = None) -> dict:
+    return {
+        "profile": profile_path,
+        "functions": [e.to_json() for e in explanations],
+    }

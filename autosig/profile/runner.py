@@ -1,0 +1,174 @@
+"""Run a command with the recorder active in its Python processes; merge their profiles.
+
+The command runs as a child process with ``autosig/profile/bootstrap`` first on
+``PYTHONPATH``; its ``sitecustomize`` starts a recorder in every Python process
+(children included) and each writes a partial profile into a temporary directory
+when it exits (normally, by an exception, by SIGTERM). The parent then merges the
+parts, adds the command and its exit code, and writes one profile. The command's
+stdin/stdout/stderr are its own; its exit code is returned (128+N for signal N).
+No TensorFlow is imported here.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from autosig.errors import AutosigError
+from autosig.profile.format import Profile, samples_path, save_profile
+from autosig.profile.recorder import (
+    ENV_CAPTURE_OUTPUTS,
+    ENV_PROFILE_DIR,
+    ENV_PROJECT_ROOT,
+)
+
+BOOTSTRAP_DIR = Path(__file__).resolve().parent / "bootstrap"
+ENV_BOOTSTRAP = "AUTOSIG_BOOTSTRAP"
+ENV_PACKAGE_PARENT = "AUTOSIG_PACKAGE_PARENT"
+
+
+def check_writable(path: Path | str) -> None:
+    """Fail early, before running anything, if the profile cannot be written."""
+    p = Path(path)
+    if p.is_dir():
+        raise AutosigError("is a directory; give a file name for the profile", str(p))
+    parent = p.parent if str(p.parent) else Path(".")
+    try:
+        parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise AutosigError(
+            f"cannot create the profile's directory: {exc.strerror or exc}", str(p)
+        ) from None
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".autosig-probe-", dir=parent)
+    except OSError as exc:
+        raise AutosigError(f"cannot write the profile: {exc.strerror or exc}", str(p)) from None
+    os.close(fd)
+    os.unlink(probe)
+    if p.exists() and not os.access(p, os.W_OK):
+        raise AutosigError("cannot write the profile: permission denied", str(p))
+
+
+def recording_env(
+    parts_dir: Path,
+    *,
+    env: dict[str, str] | None = None,
+    capture_outputs: bool = False,
+    bootstrap: Sequence[str] = (),
+    project_root: Path | None = None,
+) -> dict[str, str]:
+    """The environment that makes every Python process of the command record."""
+    import autosig
+
+    out = dict(os.environ if env is None else env)
+    existing = [p for p in out.get("PYTHONPATH", "").split(os.pathsep) if p]
+    out["PYTHONPATH"] = os.pathsep.join([str(BOOTSTRAP_DIR), *existing])
+    out[ENV_PROFILE_DIR] = str(parts_dir)
+    out[ENV_PROJECT_ROOT] = str(project_root or Path.cwd())
+    out[ENV_PACKAGE_PARENT] = str(Path(autosig.__file__).resolve().parent.parent)
+    if capture_outputs:
+        out[ENV_CAPTURE_OUTPUTS] = "1"
+    names = [n for n in out.get(ENV_BOOTSTRAP, "").split(",") if n] + list(bootstrap)
+    if names:
+        out[ENV_BOOTSTRAP] = ",".join(dict.fromkeys(names))
+    return out
+
+
+def _wait(proc: subprocess.Popen[Any]) -> int:
+    """Wait for the command; Ctrl-C reaches it from the terminal, SIGTERM is forwarded."""
+    handlers: dict[int, Any] = {}
+    if threading.current_thread() is threading.main_thread():
+
+        def forward(signum: int, frame: Any) -> None:
+            if signum != signal.SIGINT:  # the terminal already sent SIGINT to the group
+                proc.send_signal(signum)
+
+        for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+            handlers[sig] = signal.signal(sig, forward)
+    try:
+        code = proc.wait()
+    finally:
+        for sig, handler in handlers.items():
+            signal.signal(sig, handler)
+    return 128 - code if code < 0 else code
+
+
+def _merge_parts(parts_dir: Path) -> tuple[Profile, dict[str, Any]]:
+    from autosig.profile.format import load_profile
+    from autosig.profile.merge import merge_profiles
+    from autosig.profile.samples import load_arrays
+
+    profiles: list[Profile] = []
+    arrays: list[dict[str, Any]] = []
+    for path in sorted(parts_dir.glob("part-*.json")):
+        try:
+            profile = load_profile(path)
+            npz = parts_dir / profile.samples_file if profile.samples_file else None
+            part_arrays = load_arrays(npz) if npz is not None else {}
+        except AutosigError as exc:  # a process killed mid-write: skip its part, say so
+            print(f"autosig: warning: skipped a process's profile: {exc}", file=sys.stderr)
+            continue
+        profiles.append(profile)
+        arrays.append(part_arrays)
+    if not profiles:
+        return Profile(), {}
+    return merge_profiles(profiles, arrays)
+
+
+def run_recorded(
+    cmd: list[str],
+    out: Path,
+    *,
+    env: dict[str, str] | None = None,
+    capture_outputs: bool = False,
+    bootstrap: Sequence[str] = (),
+) -> int:
+    """Run ``cmd`` recording every tf.function call into the profile ``out``.
+
+    Returns the command's exit code (128+N when killed by signal N). Raises
+    AutosigError, before running anything, if ``out`` cannot be written or the
+    command cannot be started.
+    """
+    if not cmd:
+        raise AutosigError("no command given; usage: autosig profile -- python train.py")
+    out = Path(out)
+    check_writable(out)
+    root = Path.cwd().resolve()
+    with tempfile.TemporaryDirectory(prefix="autosig-profile-") as tmp:
+        parts_dir = Path(tmp)
+        child_env = recording_env(
+            parts_dir,
+            env=env,
+            capture_outputs=capture_outputs,
+            bootstrap=bootstrap,
+            project_root=root,
+        )
+        try:
+            proc = subprocess.Popen(cmd, env=child_env)
+        except FileNotFoundError:
+            raise AutosigError(f"command not found: {cmd[0]}") from None
+        except PermissionError:
+            raise AutosigError(f"command is not executable: {cmd[0]}") from None
+        code = _wait(proc)
+        profile, arrays = _merge_parts(parts_dir)
+    profile.project_root = str(root)
+    profile.command = list(cmd)
+    profile.exit_code = code
+    profile.runs = 1
+    if arrays:
+        from autosig.profile.samples import save_arrays
+
+        npz = samples_path(out)
+        save_arrays(arrays, npz)
+        profile.samples_file = npz.name
+    else:
+        profile.samples_file = None
+    save_profile(profile, out)
+    return code
