@@ -52,6 +52,8 @@ class Change:
     structure | new_object | new_instance | variable_creation | unknown | unrecorded"""
     text: str
     dims: tuple[int, ...] = ()
+    weight: int = 1
+    """How many leaves the change touches: the nearest earlier signature has the least."""
 
 
 @dataclass
@@ -160,7 +162,7 @@ def diff_values(path: str, a: Value, b: Value) -> list[Change]:
     """Every difference from ``a`` (earlier) to ``b`` (now), innermost first."""
     ka, kb = a.get("kind"), b.get("kind")
     if ka != kb:
-        return [Change(path, "kind", f"{path}: {short(a)} -> {short(b)}")]
+        return [Change(path, "kind", f"{path}: {short(a)} -> {short(b)}", weight=_w(a, b))]
     if ka in TENSOR_KINDS:
         out: list[Change] = []
         if a.get("dtype") != b.get("dtype"):
@@ -236,7 +238,9 @@ def diff_values(path: str, a: Value, b: Value) -> list[Change]:
         if ka == "namedtuple" and a.get("type") != b.get("type"):
             return [Change(path, "type", f"{path}: {a.get('type')} -> {b.get('type')}")]
         if la != lb:
-            return [Change(path, "structure", f"{path}: {ka} of {la} -> {lb} items")]
+            return [
+                Change(path, "structure", f"{path}: {ka} of {la} -> {lb} items", weight=_w(a, b))
+            ]
         fields = b.get("fields") if ka == "namedtuple" else None
         out = []
         for i, (x, y) in enumerate(zip(ia, ib, strict=False)):
@@ -253,12 +257,28 @@ def diff_values(path: str, a: Value, b: Value) -> list[Change]:
                 parts.append("keys added " + ", ".join(repr(k) for k in added))
             if removed:
                 parts.append("keys removed " + ", ".join(repr(k) for k in removed))
-            return [Change(path, "structure", f"{path}: " + "; ".join(parts))]
+            return [Change(path, "structure", f"{path}: " + "; ".join(parts), weight=_w(a, b))]
         out = []
         for k in ib:
             out.extend(diff_values(f"{path}[{k!r}]", ia[k], ib[k]))
         return out
     return []
+
+
+def leaves(v: Any) -> int:
+    """Number of leaf values in a described value."""
+    if not isinstance(v, dict):
+        return 1
+    kind = v.get("kind")
+    if kind in ("tuple", "list", "namedtuple"):
+        return sum(leaves(i) for i in v.get("items", [])) or 1
+    if kind == "dict":
+        return sum(leaves(i) for i in v.get("items", {}).values()) or 1
+    return 1
+
+
+def _w(a: Value, b: Value) -> int:
+    return leaves(a) + leaves(b)
 
 
 def _clip(text: Any, limit: int = 80) -> str:
@@ -351,7 +371,7 @@ def _explain_event(
     best: list[Change] | None = None
     for sig, _call in reversed(candidates):
         changes = diff_signatures(sigs[sig].args, current)
-        if best is None or len(changes) < len(best):
+        if best is None or _distance(changes) < _distance(best):
             best = changes
     changes = list(best or [])
     changes.extend(_new_object_changes(record, event, current))
@@ -364,6 +384,10 @@ def _explain_event(
             )
         ]
     return changes
+
+
+def _distance(changes: list[Change]) -> int:
+    return sum(c.weight for c in changes)
 
 
 def _owner_text(record: FunctionRecord) -> str:
@@ -554,7 +578,7 @@ def render_text(
     lines: list[str] = []
     for exp in explanations:
         r = exp.record
-        where = f"{r.path}:{r.line}" if r.path else "<unknown>"
+        where = f"{_short_path(r.path)}:{r.line}" if r.path else "<unknown>"
         lib = "" if r.editable else " [library]"
         lines.append(
             f"{r.qualname} ({where}){lib}: {r.calls} call{'s' if r.calls != 1 else ''}, "
@@ -578,6 +602,14 @@ def render_text(
             lines.append(f"  note: {n}")
         lines.append("")
     return "\n".join(lines)
+
+
+def _short_path(path: str) -> str:
+    """Library files by their import path (``keras/src/...``), not the venv's."""
+    for marker in ("site-packages/", "dist-packages/"):
+        if marker in path:
+            return path.split(marker, 1)[1]
+    return path
 
 
 def render_json(explanations: list[Explanation], profile_path: str | None = None) -> dict:
