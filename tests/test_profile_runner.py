@@ -208,7 +208,7 @@ def test_keras_training_loop_counts_match_tensorflow_and_explain_names_the_dimen
 
 @pytest.mark.tf
 @pytest.mark.slow
-def test_pytest_plugin_records_the_test_suite(tmp_path: Path):
+def test_pytest_plugin_records_the_test_suite_across_xdist_workers(tmp_path: Path):
     pytest.importorskip("tensorflow")
     (tmp_path / "test_model.py").write_text(
         textwrap.dedent(
@@ -219,14 +219,17 @@ def test_pytest_plugin_records_the_test_suite(tmp_path: Path):
             def double(x):
                 return x * 2
 
-            def test_double():
+            def test_scalar():
                 assert double(tf.constant(2)).numpy() == 4
+
+            def test_vector():
                 assert double(tf.constant([1, 2])).numpy().tolist() == [2, 4]
             """
         )
     )
     result = subprocess.run(
-        [PYTHON, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--autosig-profile=prof.json"],
+        [PYTHON, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "2"]
+        + ["--autosig-profile=prof.json"],
         cwd=tmp_path,
         env=ENV,
         capture_output=True,
@@ -237,3 +240,4 @@ def test_pytest_plugin_records_the_test_suite(tmp_path: Path):
     profile = load_profile(tmp_path / "prof.json")
     (double,) = profile.functions
     assert (double.qualname, double.calls, double.traces) == ("double", 2, 2)
+    assert not (tmp_path / "prof.json.parts").exists()  # xdist workers' parts merged

@@ -49,7 +49,8 @@ class Change:
     """Parameter path: ``x``, ``batch[0]``, ``features['ids']``, ``point.x``."""
     what: str
     """shape | rank | dtype | python_value | python_type | python_varied | kind | type |
-    structure | new_object | new_instance | variable_creation | unknown | unrecorded"""
+    structure | new_object | new_instance | new_process | variable_creation | unknown |
+    unrecorded"""
     text: str
     dims: tuple[int, ...] = ()
     weight: int = 1
@@ -321,12 +322,22 @@ def _explain_event(
     record: FunctionRecord,
     event: TraceEvent,
     traced_before: list[tuple[int | None, int]],
+    first_in_process: bool,
 ) -> list[Change]:
     """Changes for one trace, given (signature, call) pairs traced before on its object."""
     sigs = record.signatures
     if not traced_before:
-        if event.instance == 0:
+        if first_in_process and event.process == 0:
             return [Change("", "first", "first trace")]
+        if first_in_process:
+            return [
+                Change(
+                    "",
+                    "new_process",
+                    f"first trace in process #{event.process + 1} (each process, worker or "
+                    "run traces anew)",
+                )
+            ]
         owner = _owner_text(record)
         return [
             Change(
@@ -403,9 +414,11 @@ def _owner_text(record: FunctionRecord) -> str:
 def explain_function(record: FunctionRecord, profile_path: str | None = None) -> Explanation:
     exp = Explanation(record)
     traced: dict[int, list[tuple[int | None, int]]] = {}
+    processes: set[int] = set()
     for number, event in enumerate(record.trace_events, start=1):
         before = traced.setdefault(event.instance, [])
-        changes = _explain_event(record, event, before)
+        changes = _explain_event(record, event, before, event.process not in processes)
+        processes.add(event.process)
         before.append((event.signature, event.call))
         exp.retraces.append(
             Retrace(
@@ -418,6 +431,12 @@ def explain_function(record: FunctionRecord, profile_path: str | None = None) ->
         )
     exp.summary = _summarise(record, exp.retraces, profile_path)
     exp.notes = _notes(record)
+    others = sum(1 for r in exp.retraces if r.changes and r.changes[0].what == "new_process")
+    if others:
+        exp.notes.append(
+            f"{others} trace{'s were' if others != 1 else ' was'} the first in another "
+            f"process (the profile merges {record.processes} processes: workers or runs)"
+        )
     return exp
 
 
@@ -429,7 +448,7 @@ def _summarise(
     for retrace in retraces:
         seen: set[tuple[str, str, tuple[int, ...]]] = set()
         for change in retrace.changes:
-            if change.what == "first":
+            if change.what in ("first", "new_process"):
                 continue
             key = (change.param, change.what, change.dims)
             if key not in seen:
@@ -588,7 +607,7 @@ def render_text(
         )
         shown = exp.retraces if limit is None else exp.retraces[:limit]
         for t in shown:
-            if t.changes and t.changes[0].what == "first":
+            if t.changes and t.changes[0].what in ("first", "new_process"):
                 continue
             lines.append(f"  {r.qualname}: trace {t.trace} of {r.traces}: {t.text}")
         hidden = len(exp.retraces) - len(shown)

@@ -91,6 +91,8 @@ class TraceEvent:
     instance: int = 0
     """Which tf.function object traced (0-based, in order of first call): each object of
     a class with a tf.function method, or each tf.function(...) created again, has its own."""
+    process: int = 0
+    """Which recorded process traced (0-based; merged profiles number their processes)."""
 
 
 @dataclass
@@ -125,6 +127,8 @@ class FunctionRecord:
     params: list[ParamInfo] = field(default_factory=list)
     is_method: bool = False
     instances: int = 1
+    processes: int = 1
+    """Recorded processes (workers, runs) this function was called in."""
     calls: int = 0
     graph_calls: int = 0
     """Calls made while another tf.function was being traced (symbolic arguments)."""
@@ -232,6 +236,7 @@ def _function_from_json(d: dict[str, Any]) -> FunctionRecord:
         params=[ParamInfo(**p) for p in d.get("params", [])],
         is_method=bool(d.get("is_method", False)),
         instances=int(d.get("instances", 1)),
+        processes=int(d.get("processes", 1)),
         calls=int(d.get("calls", 0)),
         graph_calls=int(d.get("graph_calls", 0)),
         traces=int(d.get("traces", 0)),

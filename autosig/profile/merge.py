@@ -57,6 +57,7 @@ def _merge_function(a: FunctionRecord, b: FunctionRecord, where: str) -> Functio
     out.params = a.params or copy.deepcopy(b.params)
     out.is_method = a.is_method or b.is_method
     out.instances = a.instances + b.instances
+    out.processes = a.processes + b.processes
     out.calls = a.calls + b.calls
     out.graph_calls = a.graph_calls + b.graph_calls
     out.traces = a.traces + b.traces
@@ -97,6 +98,7 @@ def _merge_function(a: FunctionRecord, b: FunctionRecord, where: str) -> Functio
                 new_objects=list(event.new_objects),
                 time_s=event.time_s,
                 instance=event.instance + instances_offset,
+                process=event.process + a.processes,
             )
         )
     for sample in b.samples:

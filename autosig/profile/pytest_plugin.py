@@ -1,11 +1,14 @@
 """pytest plugin: ``pytest --autosig-profile=FILE`` records the test suite's tf.function calls.
 
-Registered through the ``pytest11`` entry point; imports TensorFlow only when the
-option is given.
+Registered through the ``pytest11`` entry point, so it loads in every pytest run: it
+imports nothing heavy unless the option is given, and the recorder never imports
+TensorFlow itself. Under pytest-xdist each worker records into ``FILE.parts/`` and
+the controller merges the parts into FILE when the session ends.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 
@@ -20,18 +23,49 @@ def pytest_addoption(parser: Any) -> None:
     )
 
 
+def _parts_dir(path: Path) -> Path:
+    return path.with_name(path.name + ".parts")
+
+
 def pytest_configure(config: Any) -> None:
-    path = config.getoption("--autosig-profile", default=None)
-    if not path:
+    option = config.getoption("--autosig-profile", default=None)
+    if not option:
         return
+    import pytest
+
+    from autosig.errors import AutosigError
     from autosig.profile.recorder import record
 
-    recorder = record(path)
-    recorder.__enter__()
+    path = Path(option)
+    if not path.is_absolute():
+        path = Path(config.invocation_params.dir) / path
+    worker = getattr(config, "workerinput", None)
+    if worker is not None:
+        target = _parts_dir(path) / f"{worker['workerid']}.json"
+    else:
+        target = path
+    recorder = record(target)
+    try:
+        recorder.__enter__()
+    except AutosigError as exc:
+        raise pytest.UsageError(f"--autosig-profile: {exc}") from None
     config._autosig_recorder = recorder
+    config._autosig_profile = path
 
 
 def pytest_unconfigure(config: Any) -> None:
     recorder = getattr(config, "_autosig_recorder", None)
-    if recorder is not None:
-        recorder.__exit__(None, None, None)
+    if recorder is None:
+        return
+    recorder.__exit__(None, None, None)
+    if getattr(config, "workerinput", None) is not None:
+        return
+    parts = _parts_dir(config._autosig_profile)
+    if parts.is_dir():
+        import shutil
+
+        from autosig.profile.merge import merge_files
+
+        inputs = [config._autosig_profile, *sorted(parts.glob("*.json"))]
+        merge_files(inputs, config._autosig_profile)
+        shutil.rmtree(parts, ignore_errors=True)
