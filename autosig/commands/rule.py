@@ -1,0 +1,94 @@
+"""``autosig rule [CODE]``: a rule's documentation, or a table of every code."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import click
+
+from autosig.errors import EXIT_ERROR, AutosigError
+
+
+@click.command(
+    "rule",
+    context_settings={"help_option_names": ["-h", "--help"]},
+    epilog="""\b
+Examples:
+  autosig rule                 # table of every code
+  autosig rule AS101           # what AS101 finds, why, and how it is fixed
+  autosig rule --format json   # every rule with its documentation, for tooling
+""",
+)
+@click.argument("code", required=False)
+@click.option(
+    "--format",
+    "--output-format",
+    "output_format",
+    type=click.Choice(["text", "json"], case_sensitive=False),
+    default="text",
+    show_default=True,
+    help="text for people, json for tools.",
+)
+def command(code: str | None, output_format: str) -> None:
+    """Print the documentation of rule CODE (AS101-AS107, AS201-AS204), or list them all.
+
+    Each rule's text has the same sections: what it does, why it is bad under
+    tracing, an example, what to write instead, and whether its fix is safe.
+    """
+    from autosig.rules.registry import ALL_CODES, RULE_DOCS, rule_doc, rule_name
+
+    try:
+        codes = [_normalise(code)] if code else list(ALL_CODES)
+    except AutosigError as exc:
+        click.echo(f"autosig: error: {exc}", err=True)
+        sys.exit(EXIT_ERROR)
+
+    if output_format.lower() == "json":
+        entries = [
+            {
+                "code": c,
+                "name": rule_name(c),
+                "summary": RULE_DOCS[c][0],
+                "fix_safety": RULE_DOCS[c][1],
+                "kind": "static" if c.startswith("AS1") else "profile",
+                "documentation": rule_doc(c),
+            }
+            for c in codes
+        ]
+        click.echo(json.dumps(entries[0] if code else entries, indent=2))
+        return
+
+    if code:
+        (only,) = codes
+        summary, safety = RULE_DOCS[only]
+        click.echo(f"# {rule_name(only)} ({only})\n")
+        click.echo(f"{summary}.\n")
+        click.echo(f"Fix: {_safety_text(safety)}\n")
+        click.echo(rule_doc(only))
+        return
+
+    width = max(len(rule_name(c)) for c in codes)
+    click.echo(f"{'code':<6} {'name':<{width}} {'fix':<6} summary")
+    for c in codes:
+        summary, safety = RULE_DOCS[c]
+        click.echo(f"{c:<6} {rule_name(c):<{width}} {safety:<6} {summary}")
+    click.echo("\nRun `autosig rule CODE` for a rule's full documentation.")
+
+
+def _normalise(code: str) -> str:
+    from autosig.rules.registry import RULE_DOCS
+
+    upper = code.strip().upper()
+    if upper not in RULE_DOCS:
+        known = ", ".join(RULE_DOCS)
+        raise AutosigError(f"unknown rule code '{code}' (known: {known})")
+    return upper
+
+
+def _safety_text(safety: str) -> str:
+    return {
+        "safe": "safe (applied by `autosig fix`)",
+        "unsafe": "unsafe (applied by `autosig fix --unsafe-fixes`; changes behaviour on purpose)",
+        "none": "none (reported only)",
+    }[safety]

@@ -1,0 +1,179 @@
+"""AS107: a tf.function with neither ``input_signature`` nor ``reduce_retracing``."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import libcst as cst
+
+from autosig.discover import FunctionSite
+from autosig.rules.base import Invalid, Rule, Violation
+from autosig.rules.context import RuleContext
+
+RETRACING_KEYWORDS = ("input_signature", "reduce_retracing", "experimental_relax_shapes")
+"""Any of these, given explicitly (even ``=False``), is a decision we leave alone."""
+
+MESSAGE = (
+    "tf.function `{name}` has no input_signature and no reduce_retracing: it traces again "
+    "for every new input shape; add reduce_retracing=True, or profile it "
+    "(`autosig profile`) and let `autosig fix` write an input_signature"
+)
+
+
+class NoSignature(Rule):
+    """## What it does
+    Finds `tf.function`s that give neither `input_signature` nor `reduce_retracing`.
+
+    ## Why is this bad?
+    Without either, TensorFlow specialises the graph to the exact shapes (and Python
+    values) of each call: every new batch size or sequence length means a new trace,
+    which costs as much as hundreds of ordinary steps. `reduce_retracing=True` lets
+    TensorFlow generalise to `None` dimensions after the second shape; an
+    `input_signature` fixes the graph's inputs once and for all.
+
+    ## Example
+    ```python
+    @tf.function
+    def train_step(x, y):
+        ...
+    ```
+
+    ## Use instead
+    ```python
+    @tf.function(reduce_retracing=True)
+    def train_step(x, y):
+        ...
+    ```
+    or, after `autosig profile`, the `input_signature` that `autosig fix --profile`
+    infers from the recorded calls.
+
+    ## Fix safety
+    Safe: `reduce_retracing=True` changes when TensorFlow traces, not what the function
+    computes. Every other argument of `tf.function` (`jit_compile`, `autograph`, ...) and
+    its formatting is kept. An explicit `reduce_retracing=False` or
+    `input_signature=None` is treated as a decision and not reported.
+    """
+
+    code = "AS107"
+    name = "no-signature"
+    summary = "tf.function with neither input_signature nor reduce_retracing"
+    fix_safety = "safe"
+    VALID = [
+        "import tensorflow as tf\n@tf.function(reduce_retracing=True)\ndef f(x):\n    return x\n",
+        "import tensorflow as tf\n"
+        "@tf.function(input_signature=[tf.TensorSpec([None], tf.float32)])\n"
+        "def f(x):\n    return x\n",
+        "import tensorflow as tf\n"
+        "@tf.function(reduce_retracing=False)  # decided: exact shapes\ndef f(x):\n    return x\n",
+        "import tensorflow as tf\nspec = [tf.TensorSpec([None])]\n"
+        "def slow(x):\n    return x\nfast = tf.function(slow, spec)\n",
+        # a plain function is not a tf.function
+        "import tensorflow as tf\ndef f(x):\n    return x\n",
+    ]
+    INVALID = [
+        Invalid(
+            "import tensorflow as tf\n@tf.function\ndef f(x):\n    return x\n",
+            "import tensorflow as tf\n@tf.function(reduce_retracing=True)\n"
+            "def f(x):\n    return x\n",
+        ),
+        Invalid(
+            "import tensorflow as tf2\n@tf2.function(jit_compile=True)\ndef f(x):\n    return x\n",
+            "import tensorflow as tf2\n@tf2.function(jit_compile=True, reduce_retracing=True)\n"
+            "def f(x):\n    return x\n",
+        ),
+        Invalid(
+            "import tensorflow as tf\n@tf.function()\ndef f(x):\n    return x\n",
+            "import tensorflow as tf\n@tf.function(reduce_retracing=True)\n"
+            "def f(x):\n    return x\n",
+        ),
+        Invalid(
+            "import tensorflow as tf\n@tf.function(\n    jit_compile=True,\n    autograph=False,\n)\n"
+            "def f(x):\n    return x\n",
+            "import tensorflow as tf\n@tf.function(\n    jit_compile=True,\n    autograph=False,\n"
+            "    reduce_retracing=True,\n)\ndef f(x):\n    return x\n",
+        ),
+        Invalid(
+            "import tensorflow as tf\ndef slow(x):\n    return x\nfast = tf.function(slow)\n",
+            "import tensorflow as tf\ndef slow(x):\n    return x\n"
+            "fast = tf.function(slow, reduce_retracing=True)\n",
+        ),
+        Invalid(
+            "from tensorflow import function\nclass M:\n    @function\n    def step(self, x):\n"
+            "        return x\n",
+            "from tensorflow import function\nclass M:\n"
+            "    @function(reduce_retracing=True)\n    def step(self, x):\n        return x\n",
+        ),
+    ]
+
+    def check(self, ctx: RuleContext) -> Iterable[Violation]:
+        for site in ctx.sites:
+            if _has_retracing_decision(site):
+                continue
+            anchor = site.function if isinstance(site.function, cst.FunctionDef) else None
+            yield Violation(
+                node=anchor if anchor is not None else (site.call or site.tf_reference),
+                message=MESSAGE.format(name=site.site.qualname),
+                edits=_fix(site),
+                function=site.site.qualname,
+            )
+
+
+def _has_retracing_decision(site: FunctionSite) -> bool:
+    if site.call is None:
+        return False
+    positional = [arg for arg in site.call.args if arg.keyword is None and not arg.star]
+    wraps_function = site.decorator is None
+    if len(positional) > (1 if wraps_function else 0):
+        return True  # tf.function(f, [specs]): input_signature given positionally
+    if any(arg.star for arg in site.call.args):
+        return True  # tf.function(f, **options): we cannot see what it sets
+    return any(
+        arg.keyword is not None and arg.keyword.value in RETRACING_KEYWORDS
+        for arg in site.call.args
+    )
+
+
+NEW_ARG = cst.Arg(
+    keyword=cst.Name("reduce_retracing"),
+    value=cst.Name("True"),
+    equal=cst.AssignEqual(
+        whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace("")
+    ),
+)
+
+
+def _fix(site: FunctionSite) -> dict[cst.CSTNode, cst.CSTNode]:
+    if site.call is None:
+        if site.decorator is None:
+            return {}
+        call = cst.Call(func=site.decorator.decorator, args=[NEW_ARG])
+        return {site.decorator: site.decorator.with_changes(decorator=call)}
+    return {site.call: site.call.with_changes(args=append_arg(site.call, NEW_ARG))}
+
+
+def append_arg(call: cst.Call, new: cst.Arg) -> list[cst.Arg]:
+    """``call``'s arguments plus ``new`` at the end, in the call's own comma style.
+
+    A trailing comma stays trailing (``new`` gets it) and multi-line calls keep one
+    argument per line: the separator after the old last argument copies the one
+    between earlier arguments (or the whitespace after the opening parenthesis).
+    """
+    args = list(call.args)
+    if not args:
+        return [new]
+    last = args[-1]
+    if isinstance(last.comma, cst.Comma):
+        if len(args) > 1 and isinstance(args[-2].comma, cst.Comma):
+            separator = args[-2].comma
+        else:
+            separator = cst.Comma(whitespace_after=call.whitespace_before_args)
+        args[-1] = last.with_changes(comma=separator)
+        args.append(new.with_changes(comma=last.comma))
+        return args
+    if len(args) > 1 and isinstance(args[-2].comma, cst.Comma):
+        separator = args[-2].comma
+    else:
+        separator = cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
+    args[-1] = last.with_changes(comma=separator, whitespace_after_arg=cst.SimpleWhitespace(""))
+    args.append(new.with_changes(whitespace_after_arg=last.whitespace_after_arg))
+    return args

@@ -1,0 +1,260 @@
+"""Every rule code autosig knows, its documentation, and ``--select``/``--ignore``.
+
+Static rules (AS1xx) are Rule classes that inspect source. Profile findings (AS2xx)
+come from inference over a recorded profile; they have no Rule class but share the
+code space, so ``select``/``ignore`` and ``autosig rule`` accept them too.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Iterable
+
+from autosig.errors import AutosigError
+from autosig.model import FixSafety
+from autosig.rules.as101_print import PrintInFunction
+from autosig.rules.as102_random import PythonRandom
+from autosig.rules.as103_python_state import PythonState
+from autosig.rules.as104_list_append import ListAppendInLoop
+from autosig.rules.as105_tensor_to_python import TensorToPython
+from autosig.rules.as106_function_in_loop import FunctionCreatedPerCall
+from autosig.rules.as107_no_signature import NoSignature
+from autosig.rules.base import Rule
+
+ALL_RULES: tuple[type[Rule], ...] = tuple(
+    sorted(
+        (
+            PrintInFunction,
+            PythonRandom,
+            PythonState,
+            ListAppendInLoop,
+            TensorToPython,
+            FunctionCreatedPerCall,
+            NoSignature,
+        ),
+        key=lambda rule: rule.code,
+    )
+)
+
+
+class ProfileCode:
+    """Documentation of a profile finding (AS2xx), shaped like a Rule for the docs."""
+
+    def __init__(self, code: str, name: str, summary: str, fix_safety: FixSafety, doc: str):
+        self.code = code
+        self.name = name
+        self.summary = summary
+        self.fix_safety = fix_safety
+        self.__doc__ = doc
+
+
+PROFILE_CODES: tuple[ProfileCode, ...] = (
+    ProfileCode(
+        "AS201",
+        "retraced",
+        "profile: a tf.function traced more than once, with the cause of each retrace",
+        "safe",
+        """## What it does
+        Reports, from a recorded profile (`autosig profile`), every tf.function that was
+        traced more than once: N traces for M calls, and for each retrace which argument
+        changed and how (a new shape, a new dtype, a new Python value, a new object).
+
+        ## Why is this bad?
+        A trace runs the Python function symbolically and builds and optimises a new
+        graph; it typically costs as much as hundreds of ordinary calls. A training step
+        that retraces for every batch shape spends most of its time tracing.
+
+        ## Example
+        ```
+        train.py:12:5: AS201 train_step traced 41 times for 200 calls: argument x
+        changed shape (32, 17) -> (32, 23)
+        ```
+
+        ## Use instead
+        An `input_signature` with `None` in every dimension that varied:
+        ```python
+        @tf.function(input_signature=[tf.TensorSpec([32, None], tf.int32)])
+        def train_step(x):
+            ...
+        ```
+
+        ## Fix safety
+        Safe: `autosig fix --profile` writes a signature that accepts every call the
+        profile saw and binds each argument as before. Calls of a shape or dtype the
+        profile never saw may be refused by the new signature; profile a representative
+        run.
+        """,
+    ),
+    ProfileCode(
+        "AS202",
+        "python-number-argument",
+        "profile: a Python number argument takes different values between calls",
+        "safe",
+        """## What it does
+        Reports tf.function arguments that arrive as Python `int`/`float` values that
+        change between calls (a step counter, a learning rate, a `steps` count).
+
+        ## Why is this bad?
+        Python scalars are part of the trace key *by value*: an argument that takes 100
+        values makes 100 traces, even with `reduce_retracing=True`.
+
+        ## Example
+        ```python
+        @tf.function
+        def step(x, lr):
+            ...
+        for epoch in range(100):
+            step(x, 0.1 * 0.9 ** epoch)
+        ```
+
+        ## Use instead
+        ```python
+        @tf.function(input_signature=[tf.TensorSpec([None, 8], tf.float32),
+                                      tf.TensorSpec([], tf.float32)])
+        def step(x, lr):
+            ...
+        ```
+
+        ## Fix safety
+        Safe when the function uses the number only where a tensor can go. When the
+        source uses it where it must stay Python (`range(n)` building a list, a list
+        size, an `if` that changes the structure of the outputs), autosig does not
+        tensorize it and uses `reduce_retracing=True` instead, and says which
+        parameter and why.
+        """,
+    ),
+    ProfileCode(
+        "AS203",
+        "dtype-conflict",
+        "profile: the same argument arrives with different dtypes",
+        "none",
+        """## What it does
+        Reports tf.function arguments that were called with tensors of different
+        dtypes (float32 in one call, float64 in another), with the call sites.
+
+        ## Why is this bad?
+        Each dtype is a separate trace, and no single `input_signature` accepts both:
+        a signature would refuse (or, for NumPy input, silently cast) one of them.
+
+        ## Example
+        ```python
+        step(tf.zeros([4], tf.float32))
+        step(np.zeros([4]))  # float64
+        ```
+
+        ## Use instead
+        Cast at the call site so every call agrees on one dtype:
+        ```python
+        step(tf.cast(x, tf.float32))
+        ```
+
+        ## Fix safety
+        No automatic fix: choosing a dtype changes numerics. The function gets
+        `reduce_retracing=True` and the report names the conflicting calls.
+        """,
+    ),
+    ProfileCode(
+        "AS204",
+        "new-object-argument",
+        "profile: an argument is a new Python object on every call",
+        "safe",
+        """## What it does
+        Reports tf.function arguments that are a different Python object on each call:
+        a model, an optimizer, a config, a closure, a bound method of a new object.
+
+        ## Why is this bad?
+        Non-tensor arguments are part of the trace key by identity: each new object is
+        a new trace. No `input_signature` can describe them.
+
+        ## Example
+        ```python
+        for batch in data:
+            step(batch, Config(lr=0.1))
+        ```
+
+        ## Use instead
+        Create the object once outside the loop, or pass only its tensor/number fields.
+
+        ## Fix safety
+        Safe: the function gets `reduce_retracing=True` (it cannot get a signature) and
+        the report names the argument; restructuring the call is left to you.
+        """,
+    ),
+)
+
+_BY_CODE: dict[str, type[Rule] | ProfileCode] = {
+    **{rule.code: rule for rule in ALL_RULES},
+    **{profile.code: profile for profile in PROFILE_CODES},
+}
+ALL_CODES: tuple[str, ...] = tuple(sorted(_BY_CODE))
+
+RULE_DOCS: dict[str, tuple[str, str]] = {
+    code: (entry.summary, entry.fix_safety) for code, entry in sorted(_BY_CODE.items())
+}
+"""code -> (one-line summary, fix safety) for every static and profile code."""
+
+
+def get_rule(code: str) -> type[Rule]:
+    """The static Rule class for ``code`` (AutosigError for unknown or profile codes)."""
+    entry = _BY_CODE.get(code.strip().upper())
+    if entry is None:
+        raise AutosigError(_unknown(code))
+    if isinstance(entry, ProfileCode):
+        raise AutosigError(f"{entry.code} is a profile finding, not a static rule")
+    return entry
+
+
+def rule_name(code: str) -> str:
+    return _entry(code).name
+
+
+def rule_doc(code: str) -> str:
+    """The rule's documentation (ruff's sections), dedented; AutosigError if unknown."""
+    return inspect.cleandoc(_entry(code).__doc__ or "")
+
+
+def _entry(code: str) -> type[Rule] | ProfileCode:
+    entry = _BY_CODE.get(code.strip().upper())
+    if entry is None:
+        raise AutosigError(_unknown(code))
+    return entry
+
+
+def _unknown(code: str) -> str:
+    return f"unknown rule code '{code}' (known: {', '.join(ALL_CODES)})"
+
+
+def expand_codes(patterns: Iterable[str]) -> set[str]:
+    """Codes matched by ``patterns`` (codes, prefixes like ``AS1``, or ``ALL``).
+
+    A pattern that matches no known code is an error naming it: a typo in
+    ``--select`` must not silently select nothing.
+    """
+    matched: set[str] = set()
+    for raw in patterns:
+        pattern = raw.strip().upper()
+        if not pattern:
+            continue
+        hits = (
+            set(ALL_CODES) if pattern == "ALL" else {c for c in ALL_CODES if c.startswith(pattern)}
+        )
+        if not hits:
+            raise AutosigError(_unknown(raw.strip()))
+        matched |= hits
+    return matched
+
+
+def selected_codes(
+    select: Iterable[str] | None = None, ignore: Iterable[str] | None = None
+) -> set[str]:
+    """All codes (static and profile) left after ``select`` and ``ignore``."""
+    chosen = set(ALL_CODES) if select is None else expand_codes(select)
+    return chosen - expand_codes(ignore or ())
+
+
+def select_rules(
+    select: Iterable[str] | None = None, ignore: Iterable[str] | None = None
+) -> list[Rule]:
+    """Instances of the static rules selected (all by default), in code order."""
+    codes = selected_codes(select, ignore)
+    return [rule() for rule in ALL_RULES if rule.code in codes]

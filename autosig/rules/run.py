@@ -1,0 +1,144 @@
+"""Run rules over a file: violations -> suppressions -> findings, and apply their fixes."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+import libcst as cst
+
+from autosig.discover import FunctionSite
+from autosig.model import Finding
+from autosig.rewrite.edits import Replacement, apply_edits, nested_edit_keys
+from autosig.rules.base import Rule, Violation
+from autosig.rules.context import RuleContext
+from autosig.rules.registry import select_rules
+
+MAX_FIX_PASSES = 8
+"""Fixes that overlap (a print around a random call) are applied in later passes."""
+
+
+def site_of(ctx: RuleContext, node: cst.CSTNode) -> FunctionSite | None:
+    """The tf.function site ``node`` belongs to (its traced function, or its creation)."""
+    by_function = {id(s.function): s for s in ctx.sites if s.function is not None}
+    by_creation = {id(s.call): s for s in ctx.sites if s.call is not None}
+    by_creation.update({id(s.decorator): s for s in ctx.sites if s.decorator is not None})
+    for candidate in (node, *ctx.ancestors(node)):
+        site = by_function.get(id(candidate)) or by_creation.get(id(candidate))
+        if site is not None:
+            return site
+    return None
+
+
+def check_context(ctx: RuleContext, rules: Sequence[Rule]) -> list[tuple[Rule, Violation]]:
+    """Every unsuppressed violation of ``rules`` in ``ctx``, sorted by position and code."""
+    found: list[tuple[tuple[int, int, str], Rule, Violation]] = []
+    suppressions = ctx.suppressions
+    for rule in rules:
+        for violation in rule.check(ctx):
+            site = site_of(ctx, violation.node)
+            if violation.function is None and site is not None:
+                violation.function = site.site.qualname
+            if suppressions and suppressions.is_suppressed(
+                rule.code, ctx.suppression_lines(violation.node, site)
+            ):
+                continue
+            line, col = ctx.position(violation.node)
+            found.append(((line, col, rule.code), rule, violation))
+    found.sort(key=lambda item: item[0])
+    return [(rule, violation) for _, rule, violation in found]
+
+
+def is_fixable(violation: Violation) -> bool:
+    return bool(violation.edits) if violation.fixable is None else violation.fixable
+
+
+def violation_to_finding(ctx: RuleContext, rule: Rule, violation: Violation) -> Finding:
+    line, col = ctx.position(violation.node)
+    fixable = is_fixable(violation)
+    return Finding(
+        path=ctx.path,
+        line=line,
+        col=col,
+        code=rule.code,
+        message=violation.message,
+        function=violation.function,
+        fixable=fixable,
+        fix_safety=rule.fix_safety if fixable else "none",
+    )
+
+
+def check_text(
+    text: str,
+    path: str,
+    select: Iterable[str] | None = None,
+    ignore: Iterable[str] | None = None,
+) -> list[Finding]:
+    """Static findings for one file's text (AutosigError if it does not parse)."""
+    rules = select_rules(select, ignore)
+    if not rules:
+        return []
+    ctx = RuleContext.from_text(text, path)
+    return [violation_to_finding(ctx, r, v) for r, v in check_context(ctx, rules)]
+
+
+def combine_edits(
+    violations: Iterable[Violation],
+) -> tuple[dict[cst.CSTNode, Replacement], list[tuple[str, str | None, str | None]], list[int]]:
+    """Merge the edits of ``violations`` that can be applied together.
+
+    Returns (edits, imports, indexes of the violations taken). A violation whose
+    edits lie inside (or around) edits already taken, or that replaces the same node
+    differently, is left for the next pass, when it is found again in the new source.
+    """
+    module = cst.Module(body=[])
+    edits: dict[cst.CSTNode, Replacement] = {}
+    imports: list[tuple[str, str | None, str | None]] = []
+    taken: list[int] = []
+    for index, violation in enumerate(violations):
+        if not violation.edits or not is_fixable(violation):
+            continue
+        clash = False
+        for node, replacement in violation.edits.items():
+            if node in edits and not _same(module, edits[node], replacement):
+                clash = True
+        trial = {**edits, **violation.edits}
+        if clash or nested_edit_keys(trial):
+            continue
+        edits = trial
+        imports.extend((i.module, i.obj, i.asname) for i in violation.imports)
+        taken.append(index)
+    return edits, imports, taken
+
+
+def _same(module: cst.Module, a: Replacement, b: Replacement) -> bool:
+    if isinstance(a, cst.CSTNode) and isinstance(b, cst.CSTNode):
+        return module.code_for_node(a) == module.code_for_node(b)
+    return a is b
+
+
+def fix_text(
+    text: str,
+    path: str,
+    select: Iterable[str] | None = None,
+    ignore: Iterable[str] | None = None,
+    unsafe: bool = False,
+) -> tuple[str, list[Finding]]:
+    """Apply every fix of the selected rules; returns (new text, findings fixed).
+
+    Unsafe fixes only with ``unsafe=True``. Re-checks after each pass until nothing
+    more can be fixed, so fixes that overlap are all applied and the result is a
+    fixed point (fixing it again changes nothing).
+    """
+    rules = select_rules(select, ignore)
+    if not unsafe:
+        rules = [rule for rule in rules if rule.fix_safety == "safe"]
+    fixed: list[Finding] = []
+    for _ in range(MAX_FIX_PASSES):
+        ctx = RuleContext.from_text(text, path)
+        pairs = check_context(ctx, rules)
+        edits, imports, taken = combine_edits(v for _, v in pairs)
+        if not taken:
+            break
+        fixed.extend(violation_to_finding(ctx, *pairs[i]) for i in taken)
+        text = apply_edits(ctx.module, edits, imports).code
+    return text, fixed
