@@ -1,0 +1,63 @@
+"""``autosig rule``: one rule's documentation, the table of all codes, json, errors."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from autosig.cli import cli
+from autosig.rules.registry import ALL_CODES, rule_doc
+
+
+def run(*args: str):
+    return CliRunner().invoke(cli, ["rule", *args])
+
+
+@pytest.mark.parametrize("code", ALL_CODES)
+def test_rule_prints_its_documentation(code: str) -> None:
+    result = run(code.lower())
+    assert result.exit_code == 0, result.output
+    assert result.output.startswith("# ")
+    assert f"({code})" in result.output.splitlines()[0]
+    assert rule_doc(code) in result.output
+    assert "Fix: " in result.output
+
+
+def test_as101_text_mentions_its_sections() -> None:
+    output = run("AS101").output
+    for section in ("## What it does", "## Why is this bad?", "## Use instead", "## Fix safety"):
+        assert section in output
+    assert "tf.print" in output
+
+
+def test_table_lists_every_code() -> None:
+    result = run()
+    assert result.exit_code == 0
+    lines = result.output.splitlines()
+    assert lines[0].split()[:3] == ["code", "name", "fix"]
+    listed = [line.split()[0] for line in lines[1 : 1 + len(ALL_CODES)]]
+    assert listed == list(ALL_CODES)
+
+
+def test_json_for_one_and_for_all() -> None:
+    one = json.loads(run("AS107", "--format", "json").output)
+    assert one["code"] == "AS107" and one["fix_safety"] == "safe" and one["kind"] == "static"
+    assert one["documentation"].startswith("## What it does")
+    every = json.loads(run("--format", "json").output)
+    assert [e["code"] for e in every] == list(ALL_CODES)
+    assert {e["kind"] for e in every} == {"static", "profile"}
+
+
+def test_unknown_code_is_one_line_and_exit_2() -> None:
+    result = run("AS999")
+    assert result.exit_code == 2
+    lines = [line for line in result.output.splitlines() if line]
+    assert len(lines) == 1
+    assert "unknown rule code 'AS999'" in lines[0] and "AS101" in lines[0]
+
+
+def test_help() -> None:
+    result = run("--help")
+    assert result.exit_code == 0 and "autosig rule AS101" in result.output
