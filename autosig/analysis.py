@@ -134,6 +134,9 @@ def python_only_uses(
         if key not in seen:
             seen.add(key)
             result[use.param].append(use)
+    for found in result.values():
+        # Most specific first: ``[x] * n`` before the ``return`` that contains it.
+        found.sort(key=lambda u: (u.line, len(u.code)))
     return result
 
 
@@ -354,6 +357,11 @@ class _Analysis:
             return self.taint_of(node.value)
         if isinstance(node, (cst.Lambda, cst.FunctionDef, cst.Param, cst.Parameters)):
             return set()
+        if isinstance(node, (cst.ListComp, cst.SetComp, cst.GeneratorExp)):
+            # The loop's own use (range(n), ...) is reported where it happens.
+            return self.taint_of(node.elt)
+        if isinstance(node, cst.DictComp):
+            return self.taint_of(node.key) | self.taint_of(node.value)
         out: set[str] = set()
         for child in node.children:
             out |= self.taint_of(child)
@@ -379,7 +387,7 @@ class _Analysis:
         for node in self._walk(self.function):
             yield from self._uses_at(node)
 
-    def _uses_at(self, node: cst.CSTNode) -> Iterator[PythonUse]:  # noqa: C901, PLR0912
+    def _uses_at(self, node: cst.CSTNode) -> Iterator[PythonUse]:
         if isinstance(node, cst.Call):
             yield from self._call_uses(node)
         elif isinstance(node, cst.Subscript):
