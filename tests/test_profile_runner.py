@@ -37,6 +37,13 @@ def test_exit_code_passes_through_and_profile_written_without_tensorflow(tmp_pat
     assert "no tf.function was called" in result.stderr
 
 
+def test_killed_by_a_signal_is_128_plus_n(tmp_path: Path):
+    script = "import os, signal; os.kill(os.getpid(), signal.SIGTERM)"
+    result = autosig("profile", "--", PYTHON, "-c", script, cwd=tmp_path)
+    assert result.returncode == 143
+    assert load_profile(tmp_path / ".autosig" / "profile.json").exit_code == 143
+
+
 def test_unwritable_output_is_refused_before_running(tmp_path: Path):
     (tmp_path / "blocker").write_text("")
     script = "open('ran', 'w').write('yes')"
@@ -62,7 +69,8 @@ def test_bootstrap_modules_run_first_and_existing_sitecustomize_is_chained(tmp_p
     script = tmp_path / "show.py"
     script.write_text(
         "import builtins, sys\n"
-        "print(getattr(builtins, 'CHAINED', False), getattr(sys, 'EARLY', None))\n"
+        "print(getattr(builtins, 'CHAINED', False), getattr(sys, 'EARLY', None),\n"
+        "      'autosig' in sys.modules)\n"
     )
     env = {**ENV, "PYTHONPATH": str(site)}
     out = tmp_path / "p.json"
@@ -84,7 +92,8 @@ def test_bootstrap_modules_run_first_and_existing_sitecustomize_is_chained(tmp_p
             timeout=120,
         ).returncode
     assert code == 0
-    assert log.read_text().strip() == "True True"
+    # Chained, bootstrap module first, and nothing of autosig loaded without TensorFlow.
+    assert log.read_text().strip() == "True True False"
     assert load_profile(out).exit_code == 0
     assert run_recorded  # the public entry point helper F calls
 

@@ -5,8 +5,10 @@ file at start-up in the command's Python processes and their Python children. It
 1. runs the ``sitecustomize`` it shadows (if the environment had one),
 2. imports the modules named in ``$AUTOSIG_BOOTSTRAP`` (comma-separated; the verifier
    installs its import hook this way, before anything is recorded),
-3. starts the recorder, which waits for TensorFlow to be imported (it never imports it)
-   and writes a partial profile into ``$AUTOSIG_PROFILE_DIR`` when the process ends.
+3. waits for TensorFlow: a tiny import hook starts the recorder right after TensorFlow
+   defines its Function class (nothing of autosig is imported by processes that never
+   import TensorFlow); the recorder writes a partial profile into
+   ``$AUTOSIG_PROFILE_DIR`` when the process ends.
 A failure here is reported on one line and never stops the user's program.
 """
 
@@ -70,10 +72,50 @@ def _bootstrap() -> None:
             print(f"autosig: bootstrap module {name} failed: {exc!r}", file=sys.stderr)
     if not os.environ.get("AUTOSIG_PROFILE_DIR"):
         return
+    if POLY_MODULE in sys.modules:
+        _activate()
+    else:
+        sys.meta_path.insert(0, _StartRecorderOnTensorFlow())
+
+
+POLY_MODULE = "tensorflow.python.eager.polymorphic_function.polymorphic_function"
+
+
+def _activate() -> None:
+    import sys
+
     try:
         _import_autosig_recorder().activate_from_env()
     except Exception as exc:  # noqa: BLE001
         print(f"autosig: recorder not started in this process: {exc!r}", file=sys.stderr)
+
+
+class _StartRecorderOnTensorFlow:
+    """Meta path finder: once TensorFlow's Function class exists, start the recorder."""
+
+    def find_spec(self, name, path, target=None):  # noqa: ANN001, ANN201
+        import sys
+
+        if name != POLY_MODULE:
+            return None
+        sys.meta_path.remove(self)
+        for finder in sys.meta_path:
+            find_spec = getattr(finder, "find_spec", None)
+            spec = find_spec(name, path, target) if find_spec else None
+            if spec is not None:
+                break
+        else:
+            return None
+        exec_module = getattr(spec.loader, "exec_module", None)
+        if exec_module is None:
+            return spec
+
+        def exec_then_record(module):  # noqa: ANN001, ANN202
+            exec_module(module)
+            _activate()
+
+        spec.loader.exec_module = exec_then_record
+        return spec
 
 
 _bootstrap()
