@@ -127,7 +127,7 @@ CRASHING = textwrap.dedent(
 def test_crash_and_killed_child_still_leave_a_valid_profile(tmp_path: Path):
     pytest.importorskip("tensorflow")
     (tmp_path / "crash.py").write_text(CRASHING)
-    result = autosig("profile", "--", PYTHON, "crash.py", cwd=tmp_path)
+    result = autosig("profile", "--capture-outputs", "--", PYTHON, "crash.py", cwd=tmp_path)
     assert result.returncode == 1
     assert "RuntimeError: the program crashes" in result.stderr
     assert "child returncode -15" in result.stdout
@@ -136,6 +136,12 @@ def test_crash_and_killed_child_still_leave_a_valid_profile(tmp_path: Path):
     names = {f.qualname: f for f in profile.functions}
     assert (names["parent_fn"].calls, names["parent_fn"].traces) == (4, 4)  # parent + child
     assert names["child_fn"].calls == 1 and names["child_fn"].path == "crash.py"
+    # --capture-outputs: every early call sampled with its output, for the verifier.
+    from autosig.profile.samples import load_samples, rebuild
+
+    arrays = load_samples(tmp_path / ".autosig" / "profile.json")
+    outputs = [rebuild(s.outputs, arrays).tolist() for s in names["parent_fn"].samples]
+    assert outputs == [[2.0, 2.0], [2.0, 2.0, 2.0]] * 2
 
 
 KERAS_LOOP = textwrap.dedent(

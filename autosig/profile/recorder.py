@@ -417,16 +417,20 @@ class Recorder:
         return state
 
     def _on_call(self, original: Any, fn_self: Any, args: tuple[Any, ...], kwds: dict) -> Any:
-        inst = self._instance(fn_self)
-        state = inst.state
-        if state is None:
+        try:
+            inst = self._instance(fn_self)
+            state = inst.state
+            if state is None:
+                return original(fn_self, *args, **kwds)
+            before = fn_self.experimental_get_tracing_count()
+            eager = self._executing_eagerly()
+            with self.lock:
+                call, sig, new_objects, sample = self._before_call(
+                    state, inst, before, args, kwds, eager
+                )
+        except Exception as exc:  # noqa: BLE001 - a recorder bug must never break the call
+            self._internal_error(exc)
             return original(fn_self, *args, **kwds)
-        before = fn_self.experimental_get_tracing_count()
-        eager = self._executing_eagerly()
-        with self.lock:
-            call, sig, new_objects, sample = self._before_call(
-                state, inst, before, args, kwds, eager
-            )
         timings: list[float] = []
         stack = getattr(_TLS, "stack", None)
         if stack is None:
@@ -442,22 +446,34 @@ class Recorder:
         finally:
             elapsed = time.perf_counter() - start
             stack.pop()
-            after = fn_self.experimental_get_tracing_count()
-            with self.lock:
-                self._after_call(
-                    state,
-                    inst,
-                    call,
-                    sig,
-                    new_objects,
-                    sample,
-                    before,
-                    after,
-                    elapsed,
-                    timings,
-                    result,
-                    raised,
-                )
+            try:
+                after = fn_self.experimental_get_tracing_count()
+                with self.lock:
+                    self._after_call(
+                        state,
+                        inst,
+                        call,
+                        sig,
+                        new_objects,
+                        sample,
+                        before,
+                        after,
+                        elapsed,
+                        timings,
+                        result,
+                        raised,
+                    )
+            except Exception as exc:  # noqa: BLE001
+                self._internal_error(exc)
+
+    def _internal_error(self, exc: Exception) -> None:
+        """Say once that recording is incomplete; the user's program carries on."""
+        if not getattr(self, "_warned", False):
+            self._warned = True
+            print(
+                f"autosig: warning: recording error, the profile may be incomplete: {exc!r}",
+                file=sys.stderr,
+            )
 
     def _before_call(
         self,
