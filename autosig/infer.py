@@ -899,6 +899,15 @@ def _decide_action(
     for r in signed:
         if r.blocker is None and r.spec is None:
             blockers.append(f"`{r.info.name}` has no spec")
+    star = next((r.info.name for r in others if r.info.kind == "VAR_POSITIONAL"), None)
+    if star is not None:
+        # Measured (TF 2.21): with *args, signed parameters become positional-only.
+        for r in signed:
+            if any(sig.passed.get(r.info.name) == "keyword" for sig in record.signatures):
+                blockers.append(
+                    f"`{r.info.name}` is passed by keyword, but next to `*{star}` an "
+                    "input_signature makes it positional-only"
+                )
     reasons.extend(b for b in blockers if b)
     if not reasons and len(record.signatures) == 1 and not record.signatures_dropped:
         return (

@@ -505,6 +505,24 @@ def test_var_positional_with_arguments_blocks() -> None:
     assert "`*args` receives arguments" in plan.reasons[0]
 
 
+def test_keyword_passing_next_to_star_args_blocks() -> None:
+    calls = [{"x": tensor(i), "n": py(i)} for i in (1, 2)]
+    empty = {"kind": "tuple", "items": []}
+    src = "import tensorflow as tf\n\n@tf.function\ndef f(x, n=1, *args):\n    return x * n\n"
+    rec = record(
+        src,
+        calls,
+        params={"x": REQUIRED, "n": py(1), "args": empty},
+        kinds={"args": "VAR_POSITIONAL"},
+    )
+    assert plan_of(src, rec).action == "signature"
+    for sig in rec.signatures:
+        sig.passed["n"] = "keyword"
+    plan = plan_of(src, rec)
+    assert plan.action == "reduce_retracing"
+    assert "`n` is passed by keyword, but next to `*args`" in plan.reasons[0]
+
+
 # -- function level ----------------------------------------------------------------------
 
 
