@@ -553,7 +553,7 @@ def _container_leaf(
         leaf.object_type = leaf.object_type or part.object_type
         if part.blocker and not leaf.blocker:
             leaf.blocker = part.blocker
-        if part.cause and part.variety >= leaf.variety:
+        if part.cause and (leaf.cause is None or part.variety > leaf.variety):
             leaf.cause, leaf.variety = part.cause, part.variety
     varied = [f"[{k!r}] {'; '.join(p.evidence)}" for k, p in parts if p.cause or p.blocker]
     total = sum(c for _, c in observations)
@@ -763,6 +763,8 @@ def _analyze_param(record: FunctionRecord, info: ParamInfo, options: InferOption
             leaf.cause = f"`{star}{info.name}` varies"
         return result
     relax = options.relax_for(path, record.qualname, info.name)
+    if record.signatures_dropped:
+        relax = "all"  # calls we did not see may have other sizes in any dimension
     leaf = _infer_leaf([(v, c) for v, c, _ in obs], where, relax, nested=False) if obs else _Leaf()
     all_default = bool(obs) and all(_is_default(info, v, p) for v, _, p in obs)
     needed = not all_default
@@ -931,8 +933,8 @@ def _decide_action(
         out.append(f"`{r.info.name}` left out: {r.evidence}")
     if record.signatures_dropped:
         out.append(
-            f"{record.signatures_dropped} call signatures were not recorded: the signature "
-            "is derived from the recorded ones (verify before trusting it)"
+            f"{record.signatures_dropped} call signatures were not recorded: every tensor "
+            "dimension is left free so unseen shapes still fit (verify before trusting it)"
         )
     return "signature", out, names
 
@@ -1031,6 +1033,8 @@ def _library_plan(record: FunctionRecord, options: InferOptions) -> FunctionPlan
             advice.append(f"pass `{r.info.name}` as a tensor instead of a Python number")
         if _has_numpy_float64(record, r.info.name):
             advice.append("cast inputs to float32 (NumPy float64 arrays become float64 graphs)")
+    if record.traces <= max(1, record.instances):
+        advice = [ONCE_REASON]
     advice = list(dict.fromkeys(advice)) or ["nothing autosig can change in library code"]
     where = f"{record.path}:{record.line}" if record.path else record.qualname
     reason = f"library function ({where}), not editable: " + "; ".join(advice)

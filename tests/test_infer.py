@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib.util
 import inspect
 import json
+import subprocess
 import sys
 import textwrap
 import types
@@ -554,6 +555,23 @@ def test_retraces_with_identical_arguments() -> None:
     assert codes(plan) == ["AS201"]
 
 
+def test_dropped_signatures_free_every_dimension() -> None:
+    rec = record(SIMPLE, [{"x": tensor(32, n)} for n in (3, 4)], signatures_dropped=7)
+    plan = plan_of(SIMPLE, rec)
+    assert specs(plan)["x"] == TensorSpecNode((None, None), "float32")
+    assert any("7 call signatures were not recorded" in r for r in plan.reasons)
+
+
+def test_inference_never_imports_tensorflow() -> None:
+    code = (
+        "import sys\n"
+        "import autosig.infer, autosig.analysis, autosig.supertype\n"
+        "bad = [m for m in sys.modules if m.split('.')[0] in ('tensorflow', 'keras')]\n"
+        "assert not bad, bad\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
 def test_already_signed() -> None:
     src = SIMPLE.replace("@tf.function", "@tf.function(input_signature=[tf.TensorSpec(None)])")
     plan = plan_of(src, record(src, [{"x": tensor(n)} for n in (1, 2)]))
@@ -607,9 +625,8 @@ def test_method_and_nearest_line() -> None:
 def test_suppression_comment_drops_findings(monkeypatch: pytest.MonkeyPatch) -> None:
     suppress = pytest.importorskip("autosig.suppress")
     assert hasattr(suppress, "Suppressions")
-    src = SIMPLE.replace("def f(", "def f(  # autosig: ignore[AS202]\n    ").replace(
-        "    x, n", "x, n"
-    )
+    src = SIMPLE.replace("training=False):", "training=False):  # autosig: ignore[AS202]")
+    assert "# autosig: ignore[AS202]" in src
     calls = [{"x": tensor(3), "n": py(i)} for i in (1, 2)]
     plan = plan_of(src, record(src, calls, params={"x": REQUIRED, "n": py(1)}))
     assert plan.action == "signature"
