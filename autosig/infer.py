@@ -841,7 +841,7 @@ def _plan_function(
         return FunctionPlan(action="none", params=params, reasons=(reason,), **base)
 
     _decide_python_params(record, source, site, results)
-    action, reasons, signed = _decide_action(record, site, results, options)
+    action, reasons, signed = _decide_action(record, site, results)
     params = tuple(
         ParamPlan(r.info.name, r.spec if r.info.name in signed else None, r.evidence)
         for r in results
@@ -879,7 +879,6 @@ def _decide_action(
     record: FunctionRecord,
     site: FunctionSite,
     results: list[_ParamResult],
-    options: InferOptions,
 ) -> tuple[Action, list[str], set[str]]:
     """(action, reasons, names of the parameters that go in the signature)."""
     reasons: list[str] = []
@@ -911,7 +910,8 @@ def _decide_action(
                     "input_signature makes it positional-only"
                 )
     reasons.extend(b for b in blockers if b)
-    if not reasons and len(record.signatures) == 1 and not record.signatures_dropped:
+    identical = len(record.signatures) == 1 and not record.signatures_dropped
+    if identical and not any(r.leaf.object_type for r in results):
         return (
             "none",
             [

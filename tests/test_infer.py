@@ -572,6 +572,14 @@ def test_inference_never_imports_tensorflow() -> None:
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
+def test_identical_arguments_win_over_a_constant_flag() -> None:
+    calls = [{"x": tensor(3), "training": py(True)}] * 3
+    rec = record(SIMPLE, calls, params={"x": REQUIRED, "training": py(False)}, traces=2)
+    plan = plan_of(SIMPLE, rec)
+    assert plan.action == "none"
+    assert "identical arguments" in plan.reasons[0]
+
+
 def test_already_signed() -> None:
     src = SIMPLE.replace("@tf.function", "@tf.function(input_signature=[tf.TensorSpec(None)])")
     plan = plan_of(src, record(src, [{"x": tensor(n)} for n in (1, 2)]))
