@@ -1,0 +1,253 @@
+"""``autosig verify [OPTIONS] -- CMD...``: prove the rewrite, original vs rewritten.
+
+Also ``autosig verify --replay``: no workload, recorded inputs replayed through the
+original and rewritten module-level functions.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import click
+
+from autosig.commands.options import format_option, output_file_option, quiet_option
+from autosig.errors import EXIT_ERROR, AutosigError
+from autosig.report import format_error
+
+DEFAULT_PROFILE = Path(".autosig/profile.json")
+
+
+@click.command(
+    "verify",
+    context_settings={
+        "help_option_names": ["-h", "--help"],
+        "ignore_unknown_options": True,
+        "allow_interspersed_args": False,
+    },
+    epilog="""\b
+Examples:
+  autosig verify -- python train.py --steps 50
+  autosig verify --no-xla --device cpu -- python -m mypkg.train
+  autosig verify --rtol 1e-4 --format json -o verify.json -- pytest tests/test_model.py
+  autosig verify --replay                  # no workload: replay recorded inputs
+
+\b
+Exit codes: 0 every rewritten function is equivalent (or different by design),
+1 any is not equivalent or could not run, 2 an error (bad profile, the original
+workload does not run, --device gpu without a GPU, ...).
+""",
+)
+@click.option(
+    "--profile",
+    "profile_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=DEFAULT_PROFILE,
+    show_default=True,
+    help="Profile the rewrite is inferred from (as for 'autosig fix --profile').",
+)
+@click.option(
+    "--xla/--no-xla",
+    default=True,
+    show_default=True,
+    help="Also run original and rewritten with jit_compile=True forced on the changed "
+    "files' functions, and count XLA compiles.",
+)
+@click.option(
+    "--xla-baseline/--no-xla-baseline",
+    default=True,
+    show_default=True,
+    help="With --xla, run the original under XLA too (fair XLA comparison and compile "
+    "counts before); without it the XLA run is compared with the original graph run.",
+)
+@click.option(
+    "--device",
+    type=click.Choice(["auto", "cpu", "gpu"], case_sensitive=False),
+    default="auto",
+    show_default=True,
+    help="auto: the GPU when TensorFlow sees one, else the CPU.",
+)
+@click.option(
+    "--rtol",
+    type=click.FloatRange(min=0),
+    default=None,
+    help="Relative tolerance for float outputs [default: per dtype: float16 1e-3, "
+    "bfloat16 1e-2, float32 1e-5, float64 1e-9; 10x under XLA].",
+)
+@click.option(
+    "--atol",
+    type=click.FloatRange(min=0),
+    default=None,
+    help="Absolute tolerance for float outputs [default: per dtype: float16 1e-3, "
+    "bfloat16 1e-2, float32 1e-6, float64 1e-12; 10x under XLA].",
+)
+@click.option(
+    "--unsafe-fixes",
+    is_flag=True,
+    help="Include unsafe fixes in the rewrite (RNG changes are reported as 'different by design').",
+)
+@click.option(
+    "--calls",
+    "sample_calls",
+    type=click.IntRange(min=1),
+    default=64,
+    show_default=True,
+    help="Compare the outputs of the first N calls of every function.",
+)
+@click.option(
+    "--show-output",
+    is_flag=True,
+    help="Show the workload's own output (default: kept in a log; its tail explains failures).",
+)
+@click.option(
+    "--keep",
+    "keep_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    metavar="DIR",
+    help="Keep every run's profile, samples, status and log in DIR.",
+)
+@click.option(
+    "--replay",
+    is_flag=True,
+    help="No workload: replay the profile's recorded inputs through the original and the "
+    "rewritten module-level functions.",
+)
+@format_option
+@quiet_option
+@output_file_option
+@click.argument("cmd", nargs=-1, type=click.UNPROCESSED)
+def command(
+    profile_path: Path,
+    xla: bool,
+    xla_baseline: bool,
+    device: str,
+    rtol: float | None,
+    atol: float | None,
+    unsafe_fixes: bool,
+    sample_calls: int,
+    show_output: bool,
+    keep_dir: Path | None,
+    replay: bool,
+    output_format: str,
+    quiet: bool,
+    output_file: Path | None,
+    cmd: tuple[str, ...],
+) -> None:
+    """Run CMD on the original and on the rewritten source and compare them.
+
+    The rewrite is computed in memory from the profile and the current source,
+    exactly as 'autosig fix --profile' would write it, and served to CMD's Python
+    processes by an import hook: nothing is written. Every tf.function of the
+    changed files is compared call by call (outputs: structure and dtypes exact,
+    integers and strings exact, floats within tolerances), in graph mode and with
+    --xla under jit_compile=True, on the GPU when there is one. Reported per
+    function: equivalent / not equivalent (first mismatching call, max errors) /
+    could not run (why), traces, XLA compiles, trace time and median step time
+    before -> after. Without CMD the profile's own recorded command is run.
+    """
+    from autosig.verify.runner import VerifySettings
+
+    settings = VerifySettings(
+        xla=xla,
+        xla_baseline=xla_baseline,
+        device=device.lower(),
+        rtol=rtol,
+        atol=atol,
+        sample_calls=sample_calls,
+        show_output=show_output,
+        keep_dir=keep_dir,
+    )
+    args = list(cmd)
+    if args and args[0] == "--":
+        args = args[1:]
+    try:
+        if replay:
+            if args:
+                raise AutosigError("--replay runs no command; drop the command after '--'")
+            code = _replay(profile_path, settings, unsafe_fixes, output_format, quiet, output_file)
+        else:
+            code = _verify(
+                profile_path, args, settings, unsafe_fixes, output_format, quiet, output_file
+            )
+    except AutosigError as exc:
+        click.echo(format_error(exc), err=True)
+        sys.exit(EXIT_ERROR)
+    sys.exit(code)
+
+
+def _emit(text: str, output_file: Path | None) -> None:
+    if output_file is None:
+        click.echo(text, nl=False)
+        return
+    try:
+        output_file.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise AutosigError(
+            f"cannot write report: {exc.strerror or exc}", str(output_file)
+        ) from None
+
+
+def _verify(
+    profile_path: Path,
+    cmd: list[str],
+    settings: object,
+    unsafe_fixes: bool,
+    output_format: str,
+    quiet: bool,
+    output_file: Path | None,
+) -> int:
+    from autosig.profile.format import load_profile
+    from autosig.verify.candidate import build_candidate
+    from autosig.verify.report import render, summary_line
+    from autosig.verify.runner import VerifySettings, verify_candidate
+
+    assert isinstance(settings, VerifySettings)
+    profile = load_profile(profile_path)
+    root = Path(profile.project_root or Path.cwd())
+    if not cmd:
+        if not profile.command:
+            raise AutosigError(
+                "no command given and the profile records none; "
+                "usage: autosig verify -- python train.py",
+                str(profile_path),
+            )
+        cmd = list(profile.command)
+        if not quiet:
+            click.echo(
+                f"autosig: verifying with the profiled command, in {root}: {' '.join(cmd)}",
+                err=True,
+            )
+        os.chdir(root)
+    candidate = build_candidate(profile, root, unsafe_fixes=unsafe_fixes)
+    report, _ = verify_candidate(cmd, candidate, settings)
+    _emit(render(report, output_format), output_file)
+    if not quiet:
+        click.echo(summary_line(report), err=True)
+    return report.exit_code
+
+
+def _replay(
+    profile_path: Path,
+    settings: object,
+    unsafe_fixes: bool,
+    output_format: str,
+    quiet: bool,
+    output_file: Path | None,
+) -> int:
+    from autosig.profile.format import load_profile
+    from autosig.verify.candidate import build_candidate
+    from autosig.verify.replay import replay_candidate
+    from autosig.verify.report import render, summary_line
+    from autosig.verify.runner import VerifySettings
+
+    assert isinstance(settings, VerifySettings)
+    profile = load_profile(profile_path)
+    root = Path(profile.project_root or Path.cwd())
+    candidate = build_candidate(profile, root, unsafe_fixes=unsafe_fixes)
+    report = replay_candidate(profile, profile_path, candidate, settings)
+    _emit(render(report, output_format), output_file)
+    if not quiet:
+        click.echo(summary_line(report), err=True)
+    return report.exit_code

@@ -1,0 +1,165 @@
+"""The rewrite under test, computed in memory from the profile and the current source.
+
+This is exactly what ``autosig fix --profile`` would write (plan from inference,
+static safe fixes, unsafe ones only when asked), but kept as text: the verifier serves
+it to the workload through the import hook and never writes it. Pure: no TensorFlow,
+no user code.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from autosig.errors import AutosigError
+from autosig.plan import FunctionPlan, Plan
+from autosig.profile.format import Profile
+
+RANDOM_STREAM_CODES = frozenset({"AS102"})
+"""Unsafe fixes that change a random stream on purpose: outputs are 'different by design'."""
+
+
+@dataclass
+class Candidate:
+    """Original and rewritten text of every profiled file the rewrite changes."""
+
+    root: Path
+    originals: dict[str, str] = field(default_factory=dict)
+    """Profile path (relative posix) -> current text, for every profiled file read."""
+    texts: dict[str, str] = field(default_factory=dict)
+    """Profile path -> rewritten text, changed files only."""
+    plan: Plan = field(default_factory=Plan)
+    applied: dict[str, list[Any]] = field(default_factory=dict)
+    """Profile path -> the fix engine's AppliedFix records."""
+    left: dict[str, list[str]] = field(default_factory=dict)
+    errors: list[AutosigError] = field(default_factory=list)
+
+    def absolute(self, rel: str) -> Path:
+        p = Path(rel)
+        return p if p.is_absolute() else self.root / p
+
+    def sources_by_absolute_path(self) -> dict[str, str]:
+        """What the import hook serves: absolute file path -> rewritten text."""
+        return {str(self.absolute(rel).resolve()): text for rel, text in self.texts.items()}
+
+    def changed_files(self) -> list[str]:
+        return sorted(self.texts)
+
+    def planned(self) -> list[FunctionPlan]:
+        """Functions the plan changes (signature or reduce_retracing) in changed files."""
+        return [f for f in self.plan.functions if f.action != "none" and f.path in self.texts]
+
+    def fixes_for(self, path: str, qualname: str) -> list[Any]:
+        return [a for a in self.applied.get(path, []) if getattr(a, "qualname", None) == qualname]
+
+    def by_design(self, path: str, qualname: str) -> str | None:
+        """Why a function's outputs may differ on purpose (an applied RNG fix), else None."""
+        codes = sorted(
+            {
+                str(getattr(a, "code", ""))
+                for a in self.fixes_for(path, qualname)
+                if getattr(a, "code", None) in RANDOM_STREAM_CODES
+            }
+        )
+        if not codes:
+            return None
+        return (
+            f"{', '.join(codes)} replaced Python/NumPy randomness with tf.random (--unsafe-fixes)"
+        )
+
+
+def profiled_sources(
+    profile: Profile, root: Path, only: Iterable[str] | None = None
+) -> tuple[dict[str, str], list[AutosigError]]:
+    """Current text of every editable profiled file under ``root`` (relative path -> text)."""
+    from autosig.files import read_source
+
+    wanted = None if only is None else set(only)
+    texts: dict[str, str] = {}
+    errors: list[AutosigError] = []
+    for record in profile.functions:
+        rel = record.path
+        if not record.editable or rel is None or rel in texts or Path(rel).is_absolute():
+            continue
+        if wanted is not None and rel not in wanted:
+            continue
+        try:
+            texts[rel] = read_source(root / rel).text
+        except AutosigError as exc:
+            errors.append(exc)
+    return texts, errors
+
+
+def default_rules_for(root: Path) -> Callable[[str], Sequence[Any]]:
+    """The static rules the project's config selects for each file."""
+    from autosig.config import load_config
+    from autosig.rules.registry import select_rules
+
+    config = load_config([root])
+    cache: dict[tuple[Any, Any], Sequence[Any]] = {}
+
+    def rules_for(rel: str) -> Sequence[Any]:
+        select, ignore = config.rules_for(root / rel)
+        key = (select, ignore)
+        if key not in cache:
+            cache[key] = select_rules(select, ignore)
+        return cache[key]
+
+    return rules_for
+
+
+def default_infer_options(root: Path, force_python: Iterable[tuple[str, str, str]] = ()) -> Any:
+    from autosig.config import load_config
+    from autosig.infer import InferOptions
+
+    config = load_config([root])
+    return InferOptions(
+        relax=config.relax, overrides=config.relax_for, force_python=frozenset(force_python)
+    )
+
+
+def build_candidate(
+    profile: Profile,
+    root: Path,
+    *,
+    unsafe_fixes: bool = False,
+    infer_options: Any = None,
+    rules_for: Callable[[str], Sequence[Any]] | None = None,
+    plan: Plan | None = None,
+    drop: Iterable[tuple[str, str]] = (),
+    sources: Mapping[str, str] | None = None,
+) -> Candidate:
+    """Plan (unless given) and rewrite every profiled file in memory.
+
+    ``drop`` removes functions (path, qualname) from the plan: the verifier's last
+    fallback. ``sources`` replaces reading the files (relative path -> text).
+    """
+    from autosig.infer import infer_plan
+    from autosig.rewrite.engine import fix_text
+
+    root = root.resolve()
+    if sources is None:
+        texts, errors = profiled_sources(profile, root)
+    else:
+        texts, errors = dict(sources), []
+    if plan is None:
+        plan = infer_plan(profile, texts, infer_options or default_infer_options(root))
+    dropped = set(drop)
+    if dropped:
+        plan = Plan([f for f in plan.functions if (f.path, f.qualname) not in dropped])
+    rules_for = rules_for or default_rules_for(root)
+    candidate = Candidate(root=root, originals=texts, plan=plan, errors=errors)
+    for rel, text in texts.items():
+        try:
+            result = fix_text(text, rel, plan=plan, rules=rules_for(rel), unsafe_fixes=unsafe_fixes)
+        except AutosigError as exc:
+            candidate.errors.append(exc)
+            continue
+        if result.changed:
+            candidate.texts[rel] = result.new_text
+            candidate.applied[rel] = list(result.applied)
+        if result.left:
+            candidate.left[rel] = list(result.left)
+    return candidate

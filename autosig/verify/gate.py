@@ -1,0 +1,230 @@
+"""``autosig fix --verify``: write only rewrites that verified; fall back for the others.
+
+Interface for the fix command (helper E)::
+
+    from autosig.verify.gate import gate_fixes
+
+    result = gate_fixes(
+        profile, root,                      # Profile, Path (profile.project_root)
+        unsafe_fixes=..., infer_options=..., rules_for=lambda rel: rules,
+        cmd=None,                           # None: the profile's recorded command, run in root
+        plan=None,                          # the plan fix computed (default: inferred)
+        sources=None,                       # or {relative path: current text}
+        settings=None,                      # VerifySettings; default graph mode only
+    )
+    for rel, text in result.texts.items():  # relative to root: safe to write
+        ...
+    result.withheld                         # rel -> why that file is not written
+    result.messages()                       # one line per fallback / withheld file
+    result.report                           # the last VerifyReport (render with
+                                            # autosig.verify.report.render)
+
+How it decides: the rewrite is computed in memory and verified (original vs
+rewritten run of the workload). For each function that is not equivalent or could
+not run, in rounds: (1) if it got a signature and some parameters were Python
+values in the profile, those parameters are kept as Python values and only that
+function is re-planned (``InferOptions.force_python`` with ``infer_function``: it
+usually ends at ``reduce_retracing``); (2) otherwise the function is dropped from
+the plan; (3) if it
+still fails (a static fix inside it, or a failure elsewhere in the file), the whole
+file is withheld. After each change the rewritten side is verified again (the
+original runs are reused). A rewrite that makes the program fail is never returned.
+Graph mode only by default: that is how the program runs as written.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from autosig.errors import AutosigError
+from autosig.plan import Plan
+from autosig.profile.format import Profile
+from autosig.verify.candidate import (
+    Candidate,
+    build_candidate,
+    default_infer_options,
+    profiled_sources,
+)
+from autosig.verify.runner import VerifyReport, VerifySettings, verify_candidate
+from autosig.verify.runs import RunResult
+
+MAX_ROUNDS = 4
+
+
+@dataclass
+class Fallback:
+    path: str
+    qualname: str
+    action: str
+    """'kept Python values: n, k' | 'dropped from the plan' | 'file withheld'"""
+    reason: str
+
+
+@dataclass
+class GateResult:
+    texts: dict[str, str] = field(default_factory=dict)
+    """Relative path -> verified rewritten text: safe to write."""
+    withheld: dict[str, str] = field(default_factory=dict)
+    """Relative path -> why the file is not written."""
+    fallbacks: list[Fallback] = field(default_factory=list)
+    report: VerifyReport | None = None
+    candidate: Candidate | None = None
+    rounds: int = 0
+
+    def messages(self) -> list[str]:
+        lines = [
+            f"{f.path}: {f.qualname}: verification failed ({f.reason}); {f.action}"
+            for f in self.fallbacks
+        ]
+        lines += [f"{path}: not written: {why}" for path, why in sorted(self.withheld.items())]
+        return lines
+
+
+def _python_params(profile: Profile, path: str, qualname: str) -> list[str]:
+    """Parameters recorded as Python values (int, float, str, ...) in any call."""
+    names: list[str] = []
+    for record in profile.find(path, qualname):
+        for signature in record.signatures:
+            for name, value in signature.args.items():
+                if _has_python(value) and name not in names:
+                    names.append(name)
+    return names
+
+
+def _has_python(value: Any) -> bool:
+    if not isinstance(value, dict):
+        return False
+    if value.get("kind") == "python":
+        return value.get("type") != "NoneType"
+    items = value.get("items")
+    if isinstance(items, list):
+        return any(_has_python(v) for v in items)
+    if isinstance(items, dict):
+        return any(_has_python(v) for v in items.values())
+    return False
+
+
+def gate_fixes(
+    profile: Profile,
+    root: Path,
+    *,
+    unsafe_fixes: bool = False,
+    infer_options: Any = None,
+    rules_for: Callable[[str], Sequence[Any]] | None = None,
+    plan: Plan | None = None,
+    cmd: Sequence[str] | None = None,
+    sources: Mapping[str, str] | None = None,
+    settings: VerifySettings | None = None,
+) -> GateResult:
+    """Verify the rewrite and return only what verified (see the module docstring).
+
+    ``plan``: the plan the fix command computed (default: inferred here). Fallbacks
+    re-plan only the failing function.
+    """
+    from autosig.infer import infer_plan
+
+    root = root.resolve()
+    run_in_root = cmd is None
+    command = list(cmd) if cmd is not None else list(profile.command)
+    if not command:
+        raise AutosigError(
+            "--verify needs the workload command, and the profile records none; "
+            "re-run 'autosig profile -- CMD'"
+        )
+    settings = settings or VerifySettings(xla=False)
+    options = infer_options or default_infer_options(root)
+    if sources is None:
+        sources, _ = profiled_sources(profile, root)
+    current = Plan(list((plan or infer_plan(profile, sources, options)).functions))
+    force: set[tuple[str, str, str]] = set(getattr(options, "force_python", frozenset()))
+    result = GateResult()
+    baseline: dict[str, RunResult] = {}
+    with contextlib.chdir(root) if run_in_root else contextlib.nullcontext():
+        for round_ in range(1, MAX_ROUNDS + 1):
+            candidate = build_candidate(
+                profile,
+                root,
+                unsafe_fixes=unsafe_fixes,
+                rules_for=rules_for,
+                plan=current,
+                sources=sources,
+            )
+            for rel in result.withheld:
+                candidate.texts.pop(rel, None)
+            result.candidate = candidate
+            result.rounds = round_
+            report, runs = verify_candidate(command, candidate, settings, baseline=baseline)
+            result.report = report
+            baseline = {k: v for k, v in runs.items() if k.startswith("original-")}
+            failed = [v for v in report.functions if v.failed]
+            if not failed:
+                break
+            for verdict in failed:
+                action = _fall_back(verdict, profile, current, force, options, sources, result)
+                result.fallbacks.append(
+                    Fallback(verdict.path, verdict.qualname, action, _reason(verdict))
+                )
+        else:
+            assert result.report is not None
+            for verdict in result.report.functions:
+                if verdict.failed:
+                    result.withheld.setdefault(
+                        verdict.path, f"{verdict.qualname} did not verify after fallbacks"
+                    )
+    assert result.candidate is not None
+    result.texts = {
+        rel: text for rel, text in result.candidate.texts.items() if rel not in result.withheld
+    }
+    return result
+
+
+def _fall_back(
+    verdict: Any,
+    profile: Profile,
+    plan: Plan,
+    force: set[tuple[str, str, str]],
+    options: Any,
+    sources: Mapping[str, str],
+    result: GateResult,
+) -> str:
+    """Change the plan of one failing function (in place); say what was done."""
+    from autosig.infer import infer_function
+
+    entry = plan.for_site(verdict.path, verdict.qualname, verdict.line)
+    params = [
+        p
+        for p in _python_params(profile, verdict.path, verdict.qualname)
+        if (verdict.path, verdict.qualname, p) not in force
+    ]
+    records = profile.find(verdict.path, verdict.qualname)
+    if entry is not None and entry.action == "signature" and params and records:
+        force.update((verdict.path, verdict.qualname, p) for p in params)
+        replanned = infer_function(
+            records[0],
+            sources.get(verdict.path),
+            replace(options, force_python=frozenset(force)),
+        )
+        plan.functions[plan.functions.index(entry)] = replanned
+        return (
+            f"kept {', '.join(params)} as Python value{'s' if len(params) > 1 else ''}: "
+            f"now {replanned.action}"
+        )
+    if entry is not None and entry.action != "none":
+        plan.functions.remove(entry)
+        return "dropped from the plan (left as it was)"
+    result.withheld[verdict.path] = (
+        f"{verdict.qualname} is {verdict.status} even without a planned change"
+    )
+    return "file withheld"
+
+
+def _reason(verdict: Any) -> str:
+    failing = [m for m in verdict.modes if m.status in ("not equivalent", "could not run")]
+    if not failing:
+        return verdict.status
+    first = failing[0]
+    return f"{first.status}: {first.detail}" if first.detail else first.status

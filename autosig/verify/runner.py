@@ -1,0 +1,487 @@
+"""``autosig verify``: run the workload on the original and the rewritten source, compare.
+
+Runs (each a subprocess with the recorder capturing inputs and outputs):
+
+1. original, graph mode (the baseline; its wall time is "the workload's run time");
+2. rewritten, graph mode (changed modules served by the import hook);
+3. with ``--xla``: original and rewritten again with ``jit_compile=True`` forced on the
+   functions of the changed files (the original too, so XLA is compared with XLA:
+   same compiler, and the XLA compile counts before -> after are real).
+
+Every function defined in a changed file is then judged per mode: its recorded
+outputs call by call (``compare.py``), its traces, trace time, median step time and,
+under XLA, XLA compiles, before -> after. Calls whose inputs differ between the two
+runs are not compared (the workload is not deterministic there) and say so.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from autosig.errors import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, AutosigError
+from autosig.profile.format import FunctionRecord
+from autosig.verify.candidate import Candidate
+from autosig.verify.compare import (
+    XLA_TOLERANCE_SCALE,
+    FunctionComparison,
+    Tolerance,
+    compare_by_design,
+    compare_function,
+    inputs_differ,
+)
+from autosig.verify.device import DeviceChoice, select_device
+from autosig.verify.runs import Mode, RunResult, run_workload
+
+FAILING = ("not equivalent", "could not run")
+_ORDER = {
+    "not equivalent": 0,
+    "could not run": 1,
+    "not compared": 2,
+    "different by design": 3,
+    "equivalent": 4,
+}
+
+
+@dataclass(frozen=True)
+class VerifySettings:
+    """How to verify; the CLI options of ``autosig verify``."""
+
+    xla: bool = True
+    xla_baseline: bool = False
+    """Also run the original under forced XLA: XLA compared with XLA and compile counts
+    before -> after, for one more run of the workload (off: XLA is compared with the
+    original graph run, whose traces and times are the 'before')."""
+    device: str = "auto"
+    rtol: float | None = None
+    atol: float | None = None
+    sample_calls: int = 64
+    """Calls per function whose inputs and outputs are recorded and compared."""
+    show_output: bool = False
+    """Let the workload print to the terminal instead of a log file."""
+    keep_dir: Path | None = None
+    """Keep the runs' profiles, samples and logs in this directory."""
+
+    @property
+    def tolerance(self) -> Tolerance:
+        return Tolerance(self.rtol, self.atol)
+
+
+@dataclass
+class ModeOutcome:
+    """One function in one mode: verdict and before -> after measurements."""
+
+    mode: Mode
+    status: str
+    detail: str = ""
+    comparison: FunctionComparison | None = None
+    calls: tuple[int, int | None] = (0, None)
+    traces: tuple[int, int | None] = (0, None)
+    trace_time_s: tuple[float, float | None] = (0.0, None)
+    median_step_s: tuple[float | None, float | None] = (None, None)
+    xla_compiles: tuple[int | None, int | None] = (None, None)
+
+    def to_json(self) -> dict[str, Any]:
+        comp = self.comparison
+        data: dict[str, Any] = {
+            "mode": self.mode,
+            "status": self.status,
+            "detail": self.detail,
+            "calls": list(self.calls),
+            "traces": list(self.traces),
+            "trace_time_s": list(self.trace_time_s),
+            "median_step_s": list(self.median_step_s),
+        }
+        if self.mode == "xla":
+            data["xla_compiles"] = list(self.xla_compiles)
+        if comp is not None:
+            data["calls_compared"] = comp.calls_compared
+            data["max_abs_error"] = comp.max_abs
+            data["max_rel_error"] = comp.max_rel
+            if comp.first_mismatch is not None:
+                leaf = comp.first_mismatch.first_difference
+                data["first_mismatch"] = {
+                    "call": comp.first_mismatch.call,
+                    "where": leaf.where if leaf else None,
+                    "reason": leaf.reason if leaf else None,
+                    "max_abs_error": comp.first_mismatch.max_abs,
+                    "max_rel_error": comp.first_mismatch.max_rel,
+                }
+        return data
+
+
+@dataclass
+class FunctionVerdict:
+    path: str
+    qualname: str
+    line: int
+    changes: list[str] = field(default_factory=list)
+    modes: list[ModeOutcome] = field(default_factory=list)
+
+    @property
+    def status(self) -> str:
+        if not self.modes:
+            return "not compared"
+        return min((m.status for m in self.modes), key=lambda s: _ORDER.get(s, 0))
+
+    @property
+    def failed(self) -> bool:
+        return self.status in FAILING
+
+    def mode(self, name: str) -> ModeOutcome | None:
+        return next((m for m in self.modes if m.mode == name), None)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "path": self.path,
+            "qualname": self.qualname,
+            "line": self.line,
+            "status": self.status,
+            "changes": self.changes,
+            "modes": [m.to_json() for m in self.modes],
+        }
+
+
+@dataclass
+class RunSummary:
+    label: str
+    exit_code: int | None
+    wall_s: float
+    served: int
+    jit_forced: int
+    gpus: list[str]
+    error: str | None = None
+
+
+@dataclass
+class VerifyReport:
+    functions: list[FunctionVerdict] = field(default_factory=list)
+    device: DeviceChoice | None = None
+    runs: list[RunSummary] = field(default_factory=list)
+    changed_files: list[str] = field(default_factory=list)
+    errors: list[AutosigError] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    workload_s: float | None = None
+    total_s: float = 0.0
+
+    @property
+    def modes(self) -> list[str]:
+        return sorted({m.mode for f in self.functions for m in f.modes}, key=["graph", "xla"].index)
+
+    @property
+    def exit_code(self) -> int:
+        if self.errors:
+            return EXIT_ERROR
+        return EXIT_FINDINGS if any(f.failed for f in self.functions) else EXIT_OK
+
+    def verdict(self, path: str, qualname: str) -> FunctionVerdict | None:
+        return next((f for f in self.functions if f.path == path and f.qualname == qualname), None)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "exit_code": self.exit_code,
+            "device": None
+            if self.device is None
+            else {
+                "requested": self.device.requested,
+                "device": self.device.device,
+                "gpus": list(self.device.gpus),
+            },
+            "modes": self.modes,
+            "changed_files": self.changed_files,
+            "functions": [f.to_json() for f in self.functions],
+            "runs": [r.__dict__ for r in self.runs],
+            "notes": self.notes,
+            "errors": [str(e) for e in self.errors],
+            "workload_s": self.workload_s,
+            "total_s": self.total_s,
+        }
+
+
+# -- running ------------------------------------------------------------------------------
+
+
+def verify_candidate(
+    cmd: Sequence[str],
+    candidate: Candidate,
+    settings: VerifySettings | None = None,
+    *,
+    device: DeviceChoice | None = None,
+    baseline: dict[str, RunResult] | None = None,
+) -> tuple[VerifyReport, dict[str, RunResult]]:
+    """Run and compare; returns the report and the runs (``baseline`` reuses original runs).
+
+    Raises AutosigError when nothing can be verified: no command, the original run
+    produced no profile, the workload turned on ``run_functions_eagerly``.
+    """
+    settings = settings or VerifySettings()
+    start = time.perf_counter()
+    report = VerifyReport(changed_files=candidate.changed_files(), errors=list(candidate.errors))
+    if not cmd:
+        raise AutosigError("no command given; usage: autosig verify -- python train.py")
+    if not candidate.texts:
+        report.notes.append("the rewrite changes nothing: nothing to verify")
+        return report, {}
+    report.device = device or select_device(settings.device)
+    sources = candidate.sources_by_absolute_path()
+    watch = sorted(sources)
+    modes: list[Mode] = ["graph", "xla"] if settings.xla else ["graph"]
+    workdir = Path(tempfile.mkdtemp(prefix="autosig-verify-"))
+    if settings.keep_dir is not None:
+        workdir = settings.keep_dir
+        workdir.mkdir(parents=True, exist_ok=True)
+    runs: dict[str, RunResult] = dict(baseline or {})
+    try:
+        for mode in modes:
+            for variant in ("original", "rewritten"):
+                key = f"{variant}-{mode}"
+                if key in runs:
+                    continue
+                if variant == "original" and mode == "xla" and not settings.xla_baseline:
+                    continue
+                names = _function_names(runs.get("original-graph"), candidate)
+                runs[key] = run_workload(
+                    cmd,
+                    variant=variant,  # type: ignore[arg-type]
+                    mode=mode,
+                    workdir=workdir,
+                    sources=sources,
+                    watch_files=watch,
+                    jit_files=watch,
+                    jit_names=names,
+                    env={**_environ(), **report.device.env},
+                    sample_calls=settings.sample_calls,
+                    show_output=settings.show_output,
+                )
+                if key == "original-graph":
+                    _require_usable(runs[key], candidate)
+        for result in runs.values():
+            report.runs.append(
+                RunSummary(
+                    result.label,
+                    result.exit_code,
+                    round(result.wall_s, 3),
+                    len(result.served),
+                    len(result.jit_forced),
+                    result.gpus,
+                    result.error,
+                )
+            )
+        report.workload_s = runs["original-graph"].wall_s
+        report.functions = judge(candidate, runs, settings, modes)
+        _add_notes(report, runs, candidate, settings)
+    finally:
+        if settings.keep_dir is None:
+            shutil.rmtree(workdir, ignore_errors=True)
+    report.total_s = time.perf_counter() - start
+    return report, runs
+
+
+def _environ() -> dict[str, str]:
+    import os
+
+    return dict(os.environ)
+
+
+def _function_names(original: RunResult | None, candidate: Candidate) -> list[str]:
+    """tf.function names (XLA names modules after them) of the changed files' functions."""
+    names = {f.qualname.rsplit(".", 1)[-1] for f in candidate.plan.functions}
+    if original is not None:
+        records = original.records(set(candidate.texts), candidate.root)
+        names |= {key[1].rsplit(".", 1)[-1] for key in records}
+    return sorted(names)
+
+
+def _require_usable(run: RunResult, candidate: Candidate) -> None:
+    if run.error:
+        raise AutosigError(run.error)
+    assert run.profile is not None
+    if not run.records(set(candidate.texts), candidate.root):
+        tail = run.failure_line()
+        why = f" (exit code {run.exit_code}: {tail})" if run.exit_code else ""
+        raise AutosigError(
+            "the original run called no tf.function of the changed files"
+            f"{why}; is this the command the profile was recorded with?"
+        )
+
+
+def _add_notes(
+    report: VerifyReport,
+    runs: dict[str, RunResult],
+    candidate: Candidate,
+    settings: VerifySettings,
+) -> None:
+    original = runs["original-graph"]
+    if original.exit_code:
+        report.notes.append(
+            f"the original program itself exits with code {original.exit_code}; "
+            "the rewritten one must exit the same way"
+        )
+    gpus = sorted({g for r in runs.values() for g in r.gpus})
+    if report.device is not None and report.device.device == "gpu" and not gpus:
+        report.notes.append("a GPU was selected but the workload's TensorFlow reported none")
+    for result in runs.values():
+        if result.variant != "rewritten":
+            continue
+        unused = sorted(
+            rel
+            for rel in candidate.texts
+            if str(candidate.absolute(rel).resolve()) not in result.served
+        )
+        if unused:
+            report.notes.append(
+                f"{result.label}: rewritten source not loaded for {', '.join(unused)} "
+                "(not imported, or imported by another loader such as pytest's for test files)"
+            )
+    if settings.xla and not settings.xla_baseline:
+        report.notes.append("XLA: the rewritten run was compared with the original graph run")
+
+
+# -- judging ------------------------------------------------------------------------------
+
+
+def judge(
+    candidate: Candidate,
+    runs: dict[str, RunResult],
+    settings: VerifySettings,
+    modes: Sequence[Mode],
+) -> list[FunctionVerdict]:
+    paths = set(candidate.texts)
+    original = runs["original-graph"]
+    verdicts: list[FunctionVerdict] = []
+    for key, record in sorted(original.records(paths, candidate.root).items()):
+        verdict = FunctionVerdict(key[0], record.qualname, record.line)
+        verdict.changes = _changes(candidate, key[0], record)
+        for mode in modes:
+            after = runs.get(f"rewritten-{mode}")
+            before = runs.get(f"original-{mode}")
+            if after is None:
+                continue
+            fallback_note = ""
+            if before is None:
+                before, fallback_note = original, " (baseline: original graph run)"
+            elif before.error or before.exit_code != original.exit_code:
+                verdict.modes.append(_outcome_original_failed(mode, before))
+                continue
+            tol = settings.tolerance
+            if mode == "xla":
+                tol = tol.scaled(XLA_TOLERANCE_SCALE)
+            outcome = _outcome(mode, before, after, key, record, candidate, tol)
+            outcome.detail += fallback_note
+            verdict.modes.append(outcome)
+        verdicts.append(verdict)
+    return verdicts
+
+
+def _changes(candidate: Candidate, path: str, record: FunctionRecord) -> list[str]:
+    out: list[str] = []
+    plan = candidate.plan.for_site(path, record.qualname, record.line)
+    if plan is not None and plan.action == "signature":
+        out.append("input_signature")
+    elif plan is not None and plan.action == "reduce_retracing":
+        out.append("reduce_retracing")
+    for fix in candidate.fixes_for(path, record.qualname):
+        code = str(getattr(fix, "code", "") or "")
+        if code and code not in ("signature", "reduce_retracing") and code not in out:
+            out.append(code)
+    return out
+
+
+def _outcome_original_failed(mode: Mode, before: RunResult) -> ModeOutcome:
+    why = before.error or f"exit code {before.exit_code}: {before.failure_line()}"
+    return ModeOutcome(
+        mode,
+        "not compared",
+        f"the original program fails under {mode} too ({why}): not caused by the rewrite",
+    )
+
+
+def _outcome(
+    mode: Mode,
+    before: RunResult,
+    after: RunResult,
+    key: tuple[str, str, int],
+    record: FunctionRecord,
+    candidate: Candidate,
+    tol: Tolerance,
+) -> ModeOutcome:
+    old = before.records(set(candidate.texts), candidate.root).get(key, record)
+    new = after.records(set(candidate.texts), candidate.root).get(key)
+    path, qualname = key[0], key[1]
+    name = qualname.rsplit(".", 1)[-1]
+    outcome = ModeOutcome(mode, "equivalent")
+    outcome.calls = (old.calls, None if new is None else new.calls)
+    outcome.traces = (old.traces, None if new is None else new.traces)
+    outcome.trace_time_s = (old.trace_time_s, None if new is None else new.trace_time_s)
+    outcome.median_step_s = (
+        before.median_step(candidate.root, path, qualname),
+        after.median_step(candidate.root, path, qualname),
+    )
+    if mode == "xla":
+        outcome.xla_compiles = (
+            before.compiles.get(name) if before.mode == "xla" else None,
+            after.compiles.get(name, 0) if after.error is None else None,
+        )
+    if after.error:
+        outcome.status, outcome.detail = "could not run", after.error
+        return outcome
+    if str(candidate.absolute(path).resolve()) not in after.served:
+        outcome.status = "could not run"
+        outcome.detail = "the rewritten source of this file was not loaded by the workload"
+        return outcome
+    crashed = after.exit_code != before.exit_code
+    if new is None:
+        outcome.status = "could not run"
+        outcome.detail = (
+            f"never called in the rewritten run (exit code {after.exit_code}: "
+            f"{after.failure_line()})"
+            if crashed
+            else "never called in the rewritten run"
+        )
+        return outcome
+    if crashed and _raised_last(new):
+        outcome.status = "could not run"
+        outcome.detail = f"raised in the rewritten program: {after.failure_line()}"
+        return outcome
+    old_samples, new_samples, skipped = inputs_differ(
+        old.samples, new.samples, before.arrays, after.arrays
+    )
+    why = candidate.by_design(path, qualname)
+    if why:
+        comparison = compare_by_design(old_samples, new_samples, before.arrays, after.arrays, why)
+    else:
+        comparison = compare_function(old_samples, new_samples, before.arrays, after.arrays, tol)
+    outcome.comparison = comparison
+    outcome.status = comparison.status
+    outcome.detail = comparison.summary()
+    if skipped:
+        outcome.detail += f"; {skipped} calls skipped: their inputs differ between the runs"
+        if not comparison.calls_compared:
+            outcome.detail = (
+                f"inputs differ between the two runs in all {skipped} sampled calls "
+                "(is the workload deterministic?)"
+            )
+    if crashed and new.calls < old.calls and outcome.status not in FAILING:
+        outcome.status = "could not run"
+        outcome.detail = (
+            f"the rewritten program exited with code {after.exit_code} "
+            f"(original: {before.exit_code}) after {new.calls} of {old.calls} calls: "
+            f"{after.failure_line()}"
+        )
+    elif crashed:
+        outcome.detail += (
+            f"; all {new.calls} calls ran, but the rewritten program then failed "
+            f"elsewhere (exit code {after.exit_code})"
+        )
+    return outcome
+
+
+def _raised_last(record: FunctionRecord) -> bool:
+    """Whether the function's last recorded call ended without outputs (it raised)."""
+    last = record.calls - 1
+    return any(s.call == last and s.outputs is None for s in record.samples)

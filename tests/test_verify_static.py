@@ -1,0 +1,208 @@
+"""Verification parts that need no TensorFlow: device choice, comparison, import hook."""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import sys
+
+import numpy as np
+import pytest
+
+from autosig.errors import AutosigError
+from autosig.profile.format import Sample
+from autosig.verify import import_hook
+from autosig.verify.compare import (
+    Tolerance,
+    compare_arrays,
+    compare_by_design,
+    compare_function,
+    compare_outputs,
+    inputs_differ,
+)
+from autosig.verify.device import HIDE_GPUS, select_device
+from autosig.verify.gate import _python_params
+from autosig.verify.runs import launch_command
+from autosig.verify.xla import count_compiles, dump_flags
+
+# -- device -----------------------------------------------------------------------------
+
+
+def test_auto_picks_gpu_when_visible() -> None:
+    choice = select_device("auto", list_gpus=lambda: ["/physical_device:GPU:0"])
+    assert choice.device == "gpu"
+    assert choice.gpus == ("/physical_device:GPU:0",)
+    assert "CUDA_VISIBLE_DEVICES" not in choice.env
+    assert "GPU:0" in choice.describe()
+
+
+def test_auto_falls_back_to_cpu_and_hides_gpus() -> None:
+    choice = select_device("auto", list_gpus=lambda: [])
+    assert choice.device == "cpu"
+    assert choice.env == {"CUDA_VISIBLE_DEVICES": HIDE_GPUS}
+    assert "no GPU" in choice.describe()
+
+
+def test_explicit_gpu_without_gpu_is_an_error() -> None:
+    with pytest.raises(AutosigError, match="sees no GPU"):
+        select_device("gpu", list_gpus=lambda: [])
+    assert select_device("gpu", list_gpus=lambda: ["g0"]).device == "gpu"
+
+
+def test_cpu_never_probes() -> None:
+    def probe() -> list[str]:
+        raise AssertionError("probed")
+
+    choice = select_device("CPU", list_gpus=probe)
+    assert choice.device == "cpu" and choice.env["CUDA_VISIBLE_DEVICES"] == HIDE_GPUS
+    with pytest.raises(AutosigError, match="unknown device"):
+        select_device("tpu", list_gpus=probe)
+
+
+# -- comparison -------------------------------------------------------------------------
+
+
+def test_float_tolerance_depends_on_dtype() -> None:
+    tol = Tolerance()
+    a = np.array([1.0, 2.0], np.float32)
+    assert compare_arrays(a, a * (1 + 1e-6), tol).equal
+    bad = compare_arrays(a, a * (1 + 1e-3), tol)
+    assert not bad.equal and bad.max_rel == pytest.approx(1e-3, rel=1e-2)
+    assert compare_arrays(a.astype(np.float16), (a * (1 + 5e-4)).astype(np.float16), tol).equal
+    assert not compare_arrays(a.astype(np.float64), a.astype(np.float64) * (1 + 1e-6), tol).equal
+    assert compare_arrays(a, a * (1 + 1e-3), Tolerance(rtol=1e-2)).equal
+
+
+def test_exact_for_ints_strings_and_dtype_shape_mismatch() -> None:
+    tol = Tolerance()
+    assert not compare_arrays(np.array([1, 2]), np.array([1, 3]), tol).equal
+    assert compare_arrays(np.array([b"a"]), np.array([b"a"]), tol).equal
+    assert not compare_arrays(np.array([b"a"]), np.array([b"b"]), tol).equal
+    assert "dtype" in compare_arrays(np.zeros(2, np.float32), np.zeros(2), tol).reason
+    assert "shape" in compare_arrays(np.zeros(2), np.zeros(3), tol).reason
+    nan = np.array([np.nan, 1.0])
+    assert compare_arrays(nan, nan.copy(), tol).equal
+    assert not compare_arrays(nan, np.array([0.0, 1.0]), tol).equal
+
+
+def _arr(key: str) -> dict:
+    return {"kind": "array", "key": key, "from": "tensor"}
+
+
+def test_structures_ragged_and_first_mismatch() -> None:
+    old = {"a": np.array([1.0], np.float32), "s": np.array([0, 2, 3]), "v": np.arange(3.0)}
+    new = {"a": np.array([1.5], np.float32), "s": np.array([0, 2, 3]), "v": np.arange(3.0)}
+    ragged = {"kind": "ragged_array", "values": "v", "row_splits": ["s"]}
+    out = {"kind": "tuple", "items": [_arr("a"), ragged]}
+    leaves = compare_outputs(out, out, old, new, Tolerance())
+    assert [leaf.equal for leaf in leaves] == [False, True, True]
+    other = {"kind": "list", "items": [_arr("a")]}
+    assert "structure" in compare_outputs(out, other, old, new, Tolerance())[0].reason
+    samples_old = [Sample(0, i, {}, outputs=_arr("a" if i == 2 else "v")) for i in range(4)]
+    verdict = compare_function(samples_old, samples_old, old, new, Tolerance())
+    assert verdict.status == "not equivalent"
+    assert verdict.first_mismatch is not None and verdict.first_mismatch.call == 2
+    assert verdict.calls_compared == 4 and verdict.max_abs == pytest.approx(0.5)
+    assert "call 2" in verdict.summary()
+    none = compare_function([], samples_old, old, new, Tolerance())
+    assert none.status == "not compared"
+
+
+def test_by_design_checks_shape_and_range_only() -> None:
+    old = {"r": np.array([0.1, 0.9]), "w": np.array([0.2, 0.3, 0.4])}
+    new = {"r": np.array([0.5, 0.7]), "w": np.array([5.0, 9.0])}
+    s = [Sample(0, 0, {}, outputs=_arr("r"))]
+    assert compare_by_design(s, s, old, new, "AS102").status == "different by design"
+    far = {"r": np.array([5.0, 9.0])}
+    assert compare_by_design(s, s, old, far, "AS102").status == "not equivalent"
+    t = [Sample(0, 0, {}, outputs=_arr("w"))]
+    assert compare_by_design(t, t, old, new, "AS102").status == "not equivalent"
+
+
+def test_calls_with_different_inputs_are_not_compared() -> None:
+    arrays_old = {"x": np.array([1.0]), "y": np.array([1.0])}
+    arrays_new = {"x": np.array([2.0]), "y": np.array([1.0])}
+    old = [Sample(0, 0, {"x": _arr("x")}), Sample(0, 1, {"x": _arr("y")})]
+    kept_old, kept_new, skipped = inputs_differ(old, old, arrays_old, arrays_new)
+    assert skipped == 1 and [s.call for s in kept_old] == [1] and len(kept_new) == 1
+
+
+# -- import hook ------------------------------------------------------------------------
+
+
+def test_import_hook_serves_rewritten_source_without_writing(tmp_path, monkeypatch) -> None:
+    pkg = tmp_path / "hookpkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    original = "def value():\n    return 'original'\n"
+    (pkg / "mod.py").write_text(original)
+    rewritten = "# rewritten\ndef value():\n    return 'rewritten'\n"
+    monkeypatch.syspath_prepend(str(tmp_path))
+    finder = import_hook.install({str(pkg / "mod.py"): rewritten})
+    try:
+        module = importlib.import_module("hookpkg.mod")
+        assert module.value() == "rewritten"
+        assert module.__file__ == str(pkg / "mod.py")
+        assert inspect.getsource(module.value).startswith("def value():\n    return 'rewritten'")
+        assert finder.served == [str((pkg / "mod.py").resolve())]
+    finally:
+        sys.meta_path.remove(finder)
+        import_hook._INSTALLED = None
+        for name in ("hookpkg.mod", "hookpkg"):
+            sys.modules.pop(name, None)
+    assert (pkg / "mod.py").read_text() == original
+    assert not list(pkg.rglob("*.pyc")) or all("mod" not in p.name for p in pkg.rglob("*.pyc"))
+
+
+def test_script_launch_only_when_the_script_is_rewritten(tmp_path) -> None:
+    script = tmp_path / "train.py"
+    script.write_text("")
+    cmd = ["python3", "-u", str(script), "--steps", "3"]
+    assert launch_command(cmd, set()) == cmd
+    launched = launch_command(cmd, {str(script.resolve())})
+    assert launched == [
+        "python3",
+        "-u",
+        "-m",
+        "autosig.verify.import_hook",
+        str(script),
+        "--steps",
+        "3",
+    ]
+    assert launch_command(["python", "-m", "pkg"], {str(script)}) == ["python", "-m", "pkg"]
+    assert launch_command(["pytest", str(script)], {str(script)}) == ["pytest", str(script)]
+
+
+# -- XLA compile counting and gate helpers ------------------------------------------------
+
+
+def test_compile_count_reads_xla_module_dumps(tmp_path) -> None:
+    dump = tmp_path / "123"
+    dump.mkdir()
+    for i, name in enumerate(["train_step", "train_step", "predict"]):
+        stem = f"module_{i:04d}.a_inference_{name}_{10 + i}__XlaMustCompile_true_config.2"
+        (dump / f"{stem}.before_optimizations.txt").write_text("")
+        (dump / f"{stem}.cpu_after_optimizations.txt").write_text("")
+    assert count_compiles(tmp_path) == {"train_step": 2, "predict": 1}
+    assert "--xla_dump_to=" in dump_flags(tmp_path, ["train_step"])
+
+
+def test_python_params_found_in_nested_signatures() -> None:
+    from autosig.profile.format import CallSignature, FunctionRecord, Profile
+
+    record = FunctionRecord("m.py", "f", 3, None, True)
+    record.signatures = [
+        CallSignature(
+            args={
+                "x": {"kind": "tensor", "shape": [2], "dtype": "float32"},
+                "n": {"kind": "python", "type": "int", "value": 2},
+                "cfg": {
+                    "kind": "tuple",
+                    "items": [{"kind": "python", "type": "float", "value": 1.0}],
+                },
+                "opt": {"kind": "python", "type": "NoneType", "value": None},
+            },
+            passed={},
+        )
+    ]
+    assert _python_params(Profile([record]), "m.py", "f") == ["n", "cfg"]
