@@ -63,6 +63,7 @@ MAX_DROPPED_KEYS = 100_000
 MAX_TRACKED_OBJECTS = 10_000
 """Live objects whose identity is tracked per parameter; beyond, new ones are only counted."""
 
+INSTANCE_ATTR = "_autosig_recorder_instance"
 _ACTIVE: Recorder | None = None
 _TLS = threading.local()
 
@@ -177,12 +178,14 @@ class _FunctionState:
 class _Instance:
     """One tf.function object (a method's per-object function is its own instance)."""
 
-    __slots__ = ("state", "ordinal", "last_count")
+    __slots__ = ("state", "ordinal", "last_count", "owner", "epoch")
 
     def __init__(self, state: _FunctionState | None, ordinal: int, last_count: int) -> None:
         self.state = state
         self.ordinal = ordinal
         self.last_count = last_count
+        self.owner = 0
+        self.epoch: object = None
 
 
 class _PatchOnImport(importlib.abc.MetaPathFinder):
@@ -238,6 +241,7 @@ class Recorder:
         self._hook: _PatchOnImport | None = None
         self._originals: list[tuple[Any, str, Any]] = []
         self._written = False
+        self._tensorflow_seen = False
         self.tf_version: str | None = None
 
     def _reset(self) -> None:
@@ -246,6 +250,8 @@ class Recorder:
         self.order: list[_FunctionState] = []
         self.instances: weakref.WeakKeyDictionary[Any, _Instance] = weakref.WeakKeyDictionary()
         self.store = SampleStore()
+        self._epoch = object()
+        """Identifies this recording (a forked child starts a new one)."""
         self._types: TFTypes | None = None
         self._describer: Describer | None = None
         self._converter: LeafConverter | None = None
@@ -273,12 +279,15 @@ class Recorder:
         for owner, name, original in reversed(self._originals):
             setattr(owner, name, original)
         self._originals.clear()
+        for fn in list(self.instances.keys()):
+            with contextlib.suppress(AttributeError, TypeError):
+                fn.__dict__.pop(INSTANCE_ATTR, None)
         if _ACTIVE is self:
             _ACTIVE = None
 
     @property
     def tensorflow_loaded(self) -> bool:
-        return bool(self._originals)
+        return self._tensorflow_seen
 
     def _patch(self, module: types.ModuleType) -> None:
         if self._hook is not None:
@@ -297,6 +306,7 @@ class Recorder:
                 return original_call(fn_self, *args, **kwds)
             return recorder._on_call(original_call, fn_self, args, kwds)
 
+        self._tensorflow_seen = True
         self._originals.append((function_class, "__call__", original_call))
         function_class.__call__ = __call__
         tracing = sys.modules.get(TRACING_MODULE)
@@ -356,11 +366,10 @@ class Recorder:
         self._executing_eagerly = context.executing_eagerly
 
     def _instance(self, fn_self: Any) -> _Instance:
-        try:
-            inst = self.instances.get(fn_self)
-        except TypeError:
-            inst = None
-        if inst is not None:
+        # Fast path: the state hangs on the function object itself (checked against its
+        # id, so a copy of the object is not mistaken for the original).
+        inst = fn_self.__dict__.get(INSTANCE_ATTR)
+        if inst is not None and inst.owner == id(fn_self) and inst.epoch is self._epoch:
             return inst
         with self.lock:
             if self._types is None:
@@ -371,8 +380,12 @@ class Recorder:
                 state.record.instances = state.instances
             count = fn_self.experimental_get_tracing_count()
             inst = _Instance(state, state.instances - 1 if state else 0, count)
+            inst.owner = id(fn_self)
+            inst.epoch = self._epoch
             with contextlib.suppress(TypeError):
                 self.instances[fn_self] = inst
+            with contextlib.suppress(AttributeError, TypeError):
+                fn_self.__dict__[INSTANCE_ATTR] = inst
             return inst
 
     def _identify(self, fn_self: Any) -> _FunctionState | None:
