@@ -71,6 +71,10 @@ class ListAppendInLoop(Rule):
         "import tensorflow as tf\n@tf.function\ndef f(x):\n    out = []\n"
         "    for w in [1, 2]:\n        out.append(x * w)\n    for k, w in enumerate((1, 2)):\n"
         "        out.append(x + k)\n    return tf.stack(out)\n",
+        # range over a value captured from an untraced function unrolls
+        "import tensorflow as tf\ndef train(meta):\n    @tf.function\n    def step(x):\n"
+        "        mems = []\n        for _ in range(meta['n_layer']):\n"
+        "            mems.append(x)\n        return mems\n    return step\n",
         # not in a loop
         "import tensorflow as tf\n@tf.function\ndef f(x):\n    out = []\n"
         "    out.append(x)\n    return out\n",

@@ -76,6 +76,15 @@ class TensorToPython(Rule):
         "    return tf.reshape(x, [int(x.shape.num_elements()), n])\n",
         "import tensorflow as tf\n@tf.function\ndef f(x):\n"
         "    k = 2 * 3\n    return x * float(k) * bool(1)\n",
+        # attributes of self set from constructor arguments are configuration
+        "import tensorflow as tf\nclass Aug:\n    def __init__(self, lo, hi, sizes):\n"
+        "        self._lo, self._hi = lo, hi\n        self._sizes = sizes\n"
+        "    @tf.function\n    def f(self, x):\n"
+        "        for i, (size, _) in enumerate(zip(self._sizes, self._sizes)):\n"
+        "            x += int(size) + int(self._hi)\n        return x\n",
+        # parameters of an enclosing, untraced function are Python values
+        "import tensorflow as tf\ndef make(cfg):\n    @tf.function\n    def f(x):\n"
+        "        return x * float(cfg['scale'])\n    return f\n",
     ]
     INVALID = [
         Invalid(
@@ -91,6 +100,11 @@ class TensorToPython(Rule):
             # range over a tensor: the counter is a tensor too
             "import tensorflow as tf\n@tf.function\ndef f(x, n):\n"
             "    for i in range(n):\n        x += int(i)\n    return x\n"
+        ),
+        Invalid(
+            "import tensorflow as tf\nclass M:\n    def __init__(self):\n"
+            "        self.scale = tf.Variable(2.0)\n    @tf.function\n    def f(self, x):\n"
+            "        return x * float(self.scale)\n"
         ),
     ]
 

@@ -2,13 +2,17 @@
 
 Rules AS104/AS105 use this to stay quiet on code that is plainly Python: literals,
 ``len(...)``, static shapes (``x.shape[0]``), loop counters over ``range`` of Python
-numbers, names bound only to such values. Anything unknown (parameters, calls of
+numbers, names bound only to such values. Two conventions keep real code quiet:
+attributes of ``self`` are Python configuration unless the class assigns them from a
+TensorFlow call, and parameters of an enclosing (untraced) function are Python values
+captured by closure. Anything else unknown (parameters of the traced function, calls of
 user functions) counts as "may be a tensor".
 """
 
 from __future__ import annotations
 
 import libcst as cst
+import libcst.matchers as m
 from libcst.metadata import Assignment, ImportAssignment, ScopeProvider
 
 from autosig.rules.context import RuleContext
@@ -55,7 +59,7 @@ def is_python_value(ctx: RuleContext, node: cst.BaseExpression, depth: int = 0) 
     if isinstance(node, cst.Name):
         return node.value in CONSTANTS or _name_is(ctx, node, deeper, is_python_value)
     if isinstance(node, cst.Attribute):
-        return node.attr.value in STATIC_ATTRS
+        return node.attr.value in STATIC_ATTRS or _python_self_attribute(ctx, node)
     if isinstance(node, cst.Subscript):
         return is_python_value(ctx, node.value, deeper)
     if isinstance(node, cst.Call):
@@ -93,13 +97,64 @@ def is_python_iterable(ctx: RuleContext, node: cst.BaseExpression, depth: int = 
             return all(is_python_iterable(ctx, a.value, deeper) for a in node.args if not a.keyword)
         return isinstance(func, cst.Attribute) and func.attr.value in DICT_VIEWS
     if isinstance(node, cst.Attribute):
-        root: cst.BaseExpression = node
-        while isinstance(root, cst.Attribute):
-            root = root.value
-        return isinstance(root, cst.Name) and root.value == "self"  # self.layers and alike
+        return _python_self_attribute(ctx, node)  # self.layers and alike
     if isinstance(node, cst.Name):
         return _name_is(ctx, node, deeper, is_python_iterable)
     return False
+
+
+def has_python_elements(ctx: RuleContext, node: cst.BaseExpression, depth: int = 0) -> bool:
+    """True when every element iterating ``node`` yields is a Python value."""
+    if depth > MAX_DEPTH:
+        return False
+    deeper = depth + 1
+    if isinstance(node, (cst.List, cst.Tuple, cst.Set)):
+        return all(
+            isinstance(e, cst.Element) and is_python_value(ctx, e.value, deeper)
+            for e in node.elements
+        )
+    if isinstance(node, cst.Call):
+        func = node.func
+        if ctx.refers_to(func, "builtins.range"):
+            return is_python_iterable(ctx, node, deeper)
+        if ctx.refers_to(func, *ITERATOR_BUILTINS):
+            return all(
+                has_python_elements(ctx, a.value, deeper) for a in node.args if not a.keyword
+            )
+        if isinstance(func, cst.Attribute) and func.attr.value in DICT_VIEWS:
+            return is_python_value(ctx, func.value, deeper)
+        return False
+    if isinstance(node, cst.Attribute):
+        return _python_self_attribute(ctx, node)
+    if isinstance(node, cst.Name):
+        return _name_is(ctx, node, deeper, has_python_elements)
+    return False
+
+
+def _python_self_attribute(ctx: RuleContext, node: cst.Attribute) -> bool:
+    """``self.a`` (or ``self.a.b``) where the class never assigns ``self.a`` from TensorFlow."""
+    first = node
+    while isinstance(first.value, cst.Attribute):
+        first = first.value
+    if not (isinstance(first.value, cst.Name) and first.value.value == "self"):
+        return False
+    klass = next((a for a in ctx.ancestors(node) if isinstance(a, cst.ClassDef)), None)
+    if klass is None:
+        return False
+    attr = first.attr.value
+    target = m.Attribute(value=m.Name("self"), attr=m.Name(attr))
+    for assign in m.findall(
+        klass,
+        m.Assign(targets=[m.ZeroOrMore(), m.AssignTarget(target), m.ZeroOrMore()])
+        | m.AnnAssign(target=target),
+    ):
+        value = assign.value
+        if value is None:
+            continue
+        for call in m.findall(value, m.Call()):
+            if any(q.startswith("tensorflow") for q in ctx.qualified_names(call.func)):
+                return False
+    return True
 
 
 def _name_is(ctx: RuleContext, name: cst.Name, depth: int, check) -> bool:  # noqa: ANN001
@@ -116,11 +171,23 @@ def _name_is(ctx: RuleContext, name: cst.Name, depth: int, check) -> bool:  # no
     for assignment in assignments:
         if isinstance(assignment, ImportAssignment):
             continue  # a module or an imported constant, never a traced tensor
-        if not isinstance(assignment, Assignment) or not isinstance(assignment.node, cst.Name):
+        if not isinstance(assignment, Assignment):
+            return False
+        if isinstance(assignment.node, cst.Param):
+            if check is is_python_value and _closure_parameter(ctx, assignment.node):
+                continue
+            return False
+        if not isinstance(assignment.node, cst.Name):
             return False
         if not _binding_is(ctx, assignment.node, depth, check):
             return False
     return True
+
+
+def _closure_parameter(ctx: RuleContext, param: cst.Param) -> bool:
+    """A parameter of a function that is not traced (nor inside a traced one)."""
+    traced = {id(site.function) for site in ctx.sites if site.function is not None}
+    return not any(id(a) in traced for a in ctx.ancestors(param))
 
 
 def _binding_is(ctx: RuleContext, target: cst.Name, depth: int, check) -> bool:  # noqa: ANN001
@@ -132,19 +199,23 @@ def _binding_is(ctx: RuleContext, target: cst.Name, depth: int, check) -> bool: 
         return parent.value is not None and check(ctx, parent.value, depth)
     if check is not is_python_value:
         return False
-    # a loop variable: ``for i in range(n)`` or the index of ``for i, x in enumerate(xs)``
-    loop = parent
-    if isinstance(loop, cst.Element):
-        tuple_node = ctx.parent(loop)
-        outer = ctx.parent(tuple_node) if isinstance(tuple_node, cst.Tuple) else None
-        return (
-            isinstance(outer, (cst.For, cst.CompFor))
-            and isinstance(outer.iter, cst.Call)
-            and ctx.refers_to(outer.iter.func, "builtins.enumerate")
-            and tuple_node.elements[0] is loop
-        )
-    if isinstance(loop, (cst.For, cst.CompFor)) and loop.target is target:
-        iterable = loop.iter
-        if isinstance(iterable, cst.Call) and ctx.refers_to(iterable.func, "builtins.range"):
-            return is_python_iterable(ctx, iterable, depth)
-    return False
+    # a loop variable: ``for i in range(n)``, ``for i, (a, b) in enumerate(zip(xs, ys))``
+    element: cst.CSTNode = target
+    top_element: cst.CSTNode | None = None
+    node = parent
+    while isinstance(node, (cst.Element, cst.Tuple, cst.List)):
+        if isinstance(node, cst.Element):
+            top_element = node
+        element, node = node, ctx.parent(node)
+    if not isinstance(node, (cst.For, cst.CompFor)) or node.target is not element:
+        return False
+    iterable = node.iter
+    if (
+        isinstance(iterable, cst.Call)
+        and ctx.refers_to(iterable.func, "builtins.enumerate")
+        and isinstance(element, cst.Tuple)
+        and element.elements
+        and element.elements[0] is top_element
+    ):
+        return True  # the index of enumerate
+    return has_python_elements(ctx, iterable, depth)
