@@ -73,6 +73,15 @@ WORKLOAD = textwrap.dedent(
     @tf.function
     def count(n):
         return tf.constant(n)
+
+
+    @tf.function
+    def sparse(st):
+        return tf.sparse.reduce_sum(st)
+
+
+    def per_call(x):
+        return tf.function(lambda y: y * 2)(x)
     '''
 )
 
@@ -172,6 +181,9 @@ def test_nested_inputs_namedtuple_and_ragged(tmp_path: Path, workload: Any, tf: 
         workload.nested((tf.ones(2), [tf.zeros(2, tf.float32)]), {"ids": tf.ones(2)}, point)
         workload.ragged(tf.ragged.constant([[1, 2], [3]]))
         workload.ragged(tf.ragged.constant([[1, 2, 3], [3], [4]]))
+        workload.sparse(tf.sparse.SparseTensor([[0, 0]], [1.0], [2, 3]))
+        for _ in range(3):
+            workload.per_call(tf.ones(1))
 
     profile = _record(tmp_path, body)
     args = _fn(profile, "nested").signatures[0].args
@@ -189,6 +201,14 @@ def test_nested_inputs_namedtuple_and_ragged(tmp_path: Path, workload: Any, tf: 
         "row_splits_dtype": "int64",
     }
     assert r.traces == workload.ragged.experimental_get_tracing_count()
+    assert _fn(profile, "sparse").signatures[0].args["st"] == {
+        "kind": "sparse",
+        "shape": [2, 3],
+        "dtype": "float32",
+    }
+    lam = _fn(profile, "per_call.<locals>.<lambda>")  # a new tf.function per call (AS106)
+    assert (lam.calls, lam.instances, lam.traces) == (3, 3, 3)
+    assert [e.instance for e in lam.trace_events] == [0, 1, 2]
 
 
 def test_object_arguments_are_counted_not_kept(tmp_path: Path, workload: Any, tf: Any):
