@@ -1,0 +1,343 @@
+"""The fix engine: one file's text in, its fixed text and an account of every change out.
+
+Pure (no I/O, no TensorFlow): ``autosig fix`` and the verifier call the same function.
+Two sources of fixes meet here: the static rules' own edits (safe ones, unsafe ones
+only on request) and the profile plan's (an ``input_signature`` or
+``reduce_retracing=True`` per function). Plan entries are matched to the file's sites
+once, on the original text, so later passes find the same functions even when earlier
+edits moved lines. Fixes that overlap are applied in later passes until a pass changes
+nothing; like black, the engine then refuses output that does not parse or that a
+further pass would change again, rather than write it.
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from autosig.discover import FunctionSite
+from autosig.errors import AutosigError
+from autosig.model import Finding, FixSafety
+from autosig.plan import FunctionPlan, Plan
+from autosig.rewrite.edits import apply_edits
+from autosig.rewrite.signature import SiteEdit, reduce_retracing_edit, signature_edit
+from autosig.rules.base import Rule, Violation
+from autosig.rules.context import RuleContext
+from autosig.rules.run import check_context, combine_edits, is_fixable, violation_to_finding
+
+MAX_PASSES = 3
+"""Passes that may change the text; one more must then change nothing."""
+
+SIGNATURE = "signature"
+REDUCE_RETRACING = "reduce_retracing"
+
+SiteKey = tuple[str, int]
+"""(qualname, ordinal among the file's sites of that qualname): stable across passes."""
+
+
+@dataclass(frozen=True)
+class AppliedFix:
+    """One change the engine made, for the summary, the diff header and the verifier."""
+
+    code: str
+    """Rule code (``AS101``), or ``signature`` / ``reduce_retracing`` from the profile plan."""
+    qualname: str | None
+    line: int
+    safety: FixSafety
+    description: str
+
+    @property
+    def unsafe(self) -> bool:
+        return self.safety == "unsafe"
+
+    @property
+    def from_profile(self) -> bool:
+        return self.code in (SIGNATURE, REDUCE_RETRACING)
+
+
+@dataclass
+class FixResult:
+    """The outcome for one file."""
+
+    path: str
+    new_text: str
+    changed: bool
+    applied: list[AppliedFix] = field(default_factory=list)
+    left: list[str] = field(default_factory=list)
+    """What was not fixed and why, one readable line each."""
+    findings: list[Finding] = field(default_factory=list)
+    """Findings that remain in the new text (static) or in functions left unfixed (profile)."""
+    stale: list[str] = field(default_factory=list)
+    """Functions refused because they changed since profiling (and have no fix yet)."""
+    withheld: list[str] = field(default_factory=list)
+    """Why the rewrite of this file is not written (``fix --verify`` failed on it)."""
+
+    @property
+    def unfixed(self) -> int:
+        """Problems still open after the fix: drives ``autosig fix``'s exit code."""
+        return len(self.findings) + len(self.stale) + len(self.withheld)
+
+    def count(self, code: str) -> int:
+        return sum(1 for fix in self.applied if fix.code == code)
+
+
+def fix_text(
+    text: str,
+    path: str,
+    *,
+    plan: Plan | None,
+    rules: Sequence[Rule],
+    unsafe_fixes: bool,
+    profile_path_of: str | None = None,
+) -> FixResult:
+    """Fix one file's ``text``; ``path`` names it in findings and errors.
+
+    ``rules`` are the selected static rules (their fixes are applied when safe, or when
+    unsafe and ``unsafe_fixes``). ``plan`` entries apply when their path equals
+    ``profile_path_of`` (the file's path relative to the profile's project root;
+    default ``path``). Raises AutosigError naming ``path`` if the text does not parse,
+    or if the fixed text would not parse or would change again on another pass.
+    """
+    plan_path = profile_path_of if profile_path_of is not None else path
+    entries = [f for f in plan.functions if f.path == plan_path] if plan is not None else []
+    ctx = RuleContext.from_text(text, path)
+    matched, unmatched = _match_plan(ctx.sites, entries)
+    applied: list[AppliedFix] = []
+    problems: dict[SiteKey, str] = {}
+    current = text
+    for passes in range(MAX_PASSES + 1):
+        step = _one_pass(ctx, matched, rules, unsafe_fixes)
+        problems.update(step.problems)
+        if step.new_text == current:
+            break
+        if passes == MAX_PASSES:
+            raise AutosigError(
+                f"fixes did not settle after {MAX_PASSES} passes (still changing "
+                f"{', '.join(sorted({fix.code for fix in step.applied}))}); nothing written. "
+                "Please report this as an autosig bug",
+                path,
+            )
+        applied.extend(step.applied)
+        current = step.new_text
+        ctx = _reparse(current, text, path)
+    result = FixResult(path=path, new_text=current, changed=current != text, applied=applied)
+    _account_static(result, ctx, step.remaining)
+    _account_plan(result, _keyed_sites(ctx.sites), matched, unmatched, problems)
+    return result
+
+
+# -- one pass ----------------------------------------------------------------------------
+
+
+@dataclass
+class _Pass:
+    new_text: str
+    applied: list[AppliedFix]
+    problems: dict[SiteKey, str]
+    remaining: list[tuple[Rule, Violation]]
+    """Rule violations found in this pass's input (all of them, fixed or not)."""
+
+
+def _one_pass(
+    ctx: RuleContext,
+    matched: dict[SiteKey, FunctionPlan],
+    rules: Sequence[Rule],
+    unsafe_fixes: bool,
+) -> _Pass:
+    candidates: list[Violation] = []
+    labels: list[AppliedFix] = []
+    problems: dict[SiteKey, str] = {}
+    planned_nodes: set[int] = set()
+    for key, site in _keyed_sites(ctx.sites).items():
+        entry = matched.get(key)
+        if entry is None or entry.action not in (SIGNATURE, REDUCE_RETRACING):
+            continue
+        edit = _plan_edit(ctx, site, entry)
+        if edit.problem is not None:
+            problems[key] = edit.problem
+            continue
+        planned_nodes.update(id(n) for n in (site.decorator, site.call) if n is not None)
+        if not edit.changes:
+            continue
+        candidates.append(
+            Violation(
+                node=site.function or site.call or site.tf_reference,
+                message=entry.action,
+                edits=dict(edit.edits),
+                imports=list(edit.imports),
+                function=site.site.qualname,
+            )
+        )
+        labels.append(_plan_fix(site, entry))
+    pairs = check_context(ctx, rules)
+    for rule, violation in pairs:
+        if not is_fixable(violation) or not _allowed(rule, unsafe_fixes):
+            continue
+        if any(id(node) in planned_nodes for node in violation.edits):
+            continue  # AS107's reduce_retracing on a site the plan decides
+        line, _ = ctx.position(violation.node)
+        candidates.append(violation)
+        labels.append(
+            AppliedFix(rule.code, violation.function, line, rule.fix_safety, violation.message)
+        )
+    edits, imports, taken = combine_edits(candidates)
+    if not taken:
+        return _Pass(ctx.text, [], problems, pairs)
+    new_text = apply_edits(ctx.module, edits, imports).code
+    return _Pass(new_text, [labels[i] for i in taken], problems, pairs)
+
+
+def _allowed(rule: Rule, unsafe_fixes: bool) -> bool:
+    return rule.fix_safety == "safe" or (unsafe_fixes and rule.fix_safety == "unsafe")
+
+
+def _plan_edit(ctx: RuleContext, site: FunctionSite, entry: FunctionPlan) -> SiteEdit:
+    if entry.action == SIGNATURE:
+        return signature_edit(ctx, site, entry.signature_specs)
+    return reduce_retracing_edit(ctx, site)
+
+
+def _plan_fix(site: FunctionSite, entry: FunctionPlan) -> AppliedFix:
+    if entry.action == SIGNATURE:
+        specs = len(entry.signature_specs)
+        description = f"input_signature with {specs} spec{'s' if specs != 1 else ''}"
+        if entry.calls:
+            description += f" from {entry.calls} profiled calls ({entry.traces} traces)"
+    else:
+        why = entry.reasons[0] if entry.reasons else "no signature can be written"
+        description = f"reduce_retracing=True: {why}"
+    return AppliedFix(entry.action, site.site.qualname, site.site.line, "safe", description)
+
+
+def _reparse(new_text: str, original: str, path: str) -> RuleContext:
+    """Parse fixed text; failing to is autosig's bug, reported without writing anything."""
+    try:
+        ctx = RuleContext.from_text(new_text, path)
+        if _python_parses(original):
+            ast.parse(new_text)
+    except (AutosigError, SyntaxError) as exc:
+        detail = exc.message if isinstance(exc, AutosigError) else str(exc)
+        raise AutosigError(
+            f"the fixed source would not parse ({detail}); nothing written. "
+            "Please report this as an autosig bug",
+            path,
+        ) from None
+    return ctx
+
+
+def _python_parses(text: str) -> bool:
+    """Whether this Python can compile ``text`` (libcst accepts some syntax it cannot)."""
+    try:
+        ast.parse(text)
+    except (SyntaxError, ValueError):
+        return False
+    return True
+
+
+# -- plan entries <-> sites ----------------------------------------------------------------
+
+
+def _keyed_sites(sites: Sequence[FunctionSite]) -> dict[SiteKey, FunctionSite]:
+    seen: dict[str, int] = {}
+    keyed: dict[SiteKey, FunctionSite] = {}
+    for site in sites:
+        ordinal = seen.get(site.site.qualname, 0)
+        seen[site.site.qualname] = ordinal + 1
+        keyed[(site.site.qualname, ordinal)] = site
+    return keyed
+
+
+def _match_plan(
+    sites: Sequence[FunctionSite], entries: Sequence[FunctionPlan]
+) -> tuple[dict[SiteKey, FunctionPlan], list[FunctionPlan]]:
+    """Each plan entry to at most one site: same qualname and line, else the only one."""
+    keyed = _keyed_sites(sites)
+    matched: dict[SiteKey, FunctionPlan] = {}
+    unmatched: list[FunctionPlan] = []
+    for entry in entries:
+        same_name = [key for key in keyed if key[0] == entry.qualname and key not in matched]
+        exact = [key for key in same_name if keyed[key].site.line == entry.line]
+        everywhere = [key for key in keyed if key[0] == entry.qualname]
+        if exact:
+            matched[exact[0]] = entry
+        elif len(everywhere) == 1 and same_name:
+            matched[same_name[0]] = entry
+        else:
+            unmatched.append(entry)
+    return matched, unmatched
+
+
+# -- what is left -------------------------------------------------------------------------
+
+
+def _account_static(
+    result: FixResult, ctx: RuleContext, remaining: list[tuple[Rule, Violation]]
+) -> None:
+    for rule, violation in remaining:
+        finding = violation_to_finding(ctx, rule, violation)
+        result.findings.append(finding)
+        if finding.fixable and finding.fix_safety == "unsafe":
+            why = "unsafe fix, not applied without --unsafe-fixes"
+        elif finding.fixable:
+            why = "its fix changes nothing here"
+        else:
+            why = "no automatic fix"
+        result.left.append(f"line {finding.line}: {finding.code} {finding.message} ({why})")
+
+
+def _account_plan(
+    result: FixResult,
+    sites: dict[SiteKey, FunctionSite],
+    matched: dict[SiteKey, FunctionPlan],
+    unmatched: list[FunctionPlan],
+    problems: dict[SiteKey, str],
+) -> None:
+    done = {(fix.qualname, fix.code) for fix in result.applied if fix.from_profile}
+    entries = [(key, entry) for key, entry in matched.items()] + [(None, e) for e in unmatched]
+    for key, entry in sorted(entries, key=lambda item: item[1].line):
+        name = f"{entry.qualname} (line {entry.line})"
+        problem = problems.get(key) if key is not None else None
+        site = sites.get(key) if key is not None else None
+        if entry.stale:
+            reason = entry.reasons[0] if entry.reasons else "changed since it was profiled"
+            if site is not None and (
+                site.site.has_input_signature or site.site.has_reduce_retracing
+            ):
+                # already fixed (by an earlier run): the profile is old, nothing is open
+                result.left.append(f"{name}: profile not used: {reason}")
+            else:
+                result.left.append(f"{name}: not fixed: {reason}")
+                result.stale.append(entry.qualname)
+            continue
+        if entry.action in (SIGNATURE, REDUCE_RETRACING):
+            if key is None:
+                result.left.append(
+                    f"{name}: not fixed: no tf.function of that name at that line in this file "
+                    "(moved or renamed since profiling?)"
+                )
+                result.findings.extend(_unfixable(entry, result.path))
+            elif problem is not None:
+                result.left.append(f"{name}: not fixed: {problem}")
+                result.findings.extend(_unfixable(entry, result.path))
+            elif entry.action == REDUCE_RETRACING:
+                why = "; ".join(entry.reasons) or "no signature can be written"
+                verb = "gets" if (entry.qualname, entry.action) in done else "has"
+                result.left.append(f"{name}: {verb} reduce_retracing=True, not a signature: {why}")
+            continue
+        if site is not None and site.site.has_reduce_retracing and entry.findings:
+            # fixed by an earlier run: the same outcome as applying reduce_retracing now
+            why = "; ".join(r for r in entry.reasons if "reduce_retracing" not in r)
+            result.left.append(f"{name}: has reduce_retracing=True, not a signature: {why}")
+            continue
+        if entry.findings:
+            why = "; ".join(entry.reasons) or "nothing autosig can change"
+            result.left.append(f"{name}: not fixed: {why}")
+            result.findings.extend(_unfixable(entry, result.path))
+
+
+def _unfixable(entry: FunctionPlan, path: str) -> list[Finding]:
+    return [
+        dataclasses.replace(f, path=path, fixable=False, fix_safety="none") for f in entry.findings
+    ]

@@ -1,0 +1,78 @@
+"""What ``autosig fix`` says on stderr: per file, what changed and what was left, and why.
+
+Unsafe fixes are always named as such, so a reviewer reading a ``--diff`` knows which
+changes alter behaviour on purpose (a new random stream, state moved to a tf.Variable).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+
+from autosig.rewrite.engine import REDUCE_RETRACING, SIGNATURE, FixResult
+
+
+def _plural(n: int, word: str, many: str | None = None) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {many or word + 's'}"
+
+
+def _codes(counter: Counter[str]) -> str:
+    return ", ".join(f"{code} x{n}" if n > 1 else code for code, n in sorted(counter.items()))
+
+
+def file_summary(result: FixResult, *, written: bool) -> list[str]:
+    """Lines for one file (none when nothing changed and nothing is left)."""
+    if not result.changed and not result.left:
+        return []
+    parts: list[str] = []
+    signed = [f.qualname or "?" for f in result.applied if f.code == SIGNATURE]
+    reduced = [f.qualname or "?" for f in result.applied if f.code == REDUCE_RETRACING]
+    safe = Counter(f.code for f in result.applied if not f.from_profile and not f.unsafe)
+    unsafe = Counter(f.code for f in result.applied if not f.from_profile and f.unsafe)
+    if signed:
+        parts.append(f"input_signature for {', '.join(signed)}")
+    if reduced:
+        parts.append(f"reduce_retracing=True for {', '.join(reduced)}")
+    if safe:
+        parts.append(f"{_plural(sum(safe.values()), 'fix', 'fixes')} ({_codes(safe)})")
+    if unsafe:
+        parts.append(
+            f"{_plural(sum(unsafe.values()), 'unsafe fix', 'unsafe fixes')} ({_codes(unsafe)})"
+        )
+    if result.changed:
+        verb = "fixed" if written else "would fix"
+        head = f"{result.path}: {verb}: {'; '.join(parts) or 'changes'}"
+    else:
+        head = f"{result.path}: nothing changed"
+    return [head] + [f"  - {item}" for item in result.left]
+
+
+def total_summary(
+    results: Sequence[FixResult], *, written: bool, errors: int = 0, files_seen: int = 0
+) -> str:
+    """One closing line, like ruff's ``Found 5 errors (4 fixed, 1 remaining).``"""
+    changed = [r for r in results if r.changed]
+    applied = [f for r in results for f in r.applied]
+    signed = sum(1 for f in applied if f.code == SIGNATURE)
+    reduced = sum(1 for f in applied if f.code == REDUCE_RETRACING)
+    rules = [f for f in applied if not f.from_profile]
+    unsafe = sum(1 for f in rules if f.unsafe)
+    left = sum(r.unfixed for r in results)
+    if changed:
+        bits = []
+        if signed:
+            bits.append(f"{_plural(signed, 'function')} signed")
+        if reduced:
+            bits.append(f"{reduced} reduce_retracing")
+        if rules:
+            fixes = _plural(len(rules), "fix", "fixes")
+            bits.append(f"{fixes} ({unsafe} unsafe)" if unsafe else fixes)
+        verb = "Fixed" if written else "Would fix"
+        line = f"{verb} {_plural(len(changed), 'file')}: {', '.join(bits)}"
+    else:
+        line = f"Nothing to fix in {_plural(files_seen, 'file')}"
+    if left:
+        line += f"; {_plural(left, 'problem')} left (see above)"
+    if errors:
+        line += f"; {_plural(errors, 'error')}"
+    return line + "."

@@ -1,0 +1,268 @@
+"""Signature and reduce_retracing edits: source in, expected source out, byte for byte."""
+
+from __future__ import annotations
+
+import libcst as cst
+import pytest
+
+from autosig.rewrite import signature as signature_module
+from autosig.rewrite.edits import apply_edits
+from autosig.rewrite.signature import MAX_LINE_LENGTH, reduce_retracing_edit, signature_edit
+from autosig.rules.context import RuleContext
+from autosig.specs import DictNode, RaggedSpecNode, SpecNode, TensorSpecNode
+
+X = [TensorSpecNode((None,), "int32")]
+XYZ = [
+    TensorSpecNode((None, None, 128), "float32"),
+    TensorSpecNode((None,), "int32"),
+    TensorSpecNode((), "float32"),
+]
+X_TEXT = "[tf.TensorSpec(shape=[None], dtype=tf.int32)]"
+
+
+def sign(source: str, specs: list[SpecNode] | None = None, *, reduce: bool = False) -> str:
+    """Apply the edit to every site of ``source``; fail on any refusal."""
+    ctx = RuleContext.from_text(source, "m.py")
+    assert ctx.sites, "no tf.function site in the example"
+    edits: dict[cst.CSTNode, cst.CSTNode] = {}
+    imports = []
+    for site in ctx.sites:
+        edit = reduce_retracing_edit(ctx, site) if reduce else signature_edit(ctx, site, specs or X)
+        assert edit.problem is None, edit.problem
+        edits.update(edit.edits)
+        imports += [(i.module, i.obj, i.asname) for i in edit.imports]
+    return apply_edits(ctx.module, edits, imports).code
+
+
+def problem(source: str, *, reduce: bool = False) -> str | None:
+    ctx = RuleContext.from_text(source, "m.py")
+    site = ctx.sites[0]
+    edit = reduce_retracing_edit(ctx, site) if reduce else signature_edit(ctx, site, X)
+    assert not edit.edits
+    return edit.problem
+
+
+# (source, expected) with the short one-spec signature X
+INVALID = [
+    pytest.param(
+        "import tensorflow as tf\n@tf.function\ndef f(x):\n    return x\n",
+        f"import tensorflow as tf\n@tf.function(input_signature={X_TEXT})\ndef f(x):\n    return x\n",
+        id="bare-decorator",
+    ),
+    pytest.param(
+        "import tensorflow as tf\n@tf.function()\ndef f(x):\n    return x\n",
+        f"import tensorflow as tf\n@tf.function(input_signature={X_TEXT})\ndef f(x):\n    return x\n",
+        id="empty-call",
+    ),
+    pytest.param(
+        "import tensorflow as tf\n@tf.function(jit_compile=True)  # fast\ndef f(x):\n    return x\n",
+        "import tensorflow as tf\n"
+        f"@tf.function(jit_compile=True, input_signature={X_TEXT})  # fast\n"
+        "def f(x):\n    return x\n",
+        id="keeps-jit-compile-and-comment",
+    ),
+    pytest.param(
+        "import tensorflow as tf2\n@tf2.function(autograph = False)\ndef f(x):\n    return x\n",
+        "import tensorflow as tf2\n@tf2.function(autograph = False, input_signature="
+        "[tf2.TensorSpec(shape=[None], dtype=tf2.int32)])\ndef f(x):\n    return x\n",
+        id="alias-tf2-and-odd-spacing-kept",
+    ),
+    pytest.param(
+        "from tensorflow import function\n\n@function\ndef f(x):\n    return x\n",
+        "from tensorflow import function\nimport tensorflow as tf\n\n"
+        f"@function(input_signature={X_TEXT})\ndef f(x):\n    return x\n",
+        id="from-import-adds-tf-once",
+    ),
+    pytest.param(
+        "import tensorflow\n@tensorflow.function\ndef f(x):\n    return x\n",
+        "import tensorflow\n@tensorflow.function(input_signature=[tensorflow.TensorSpec("
+        "shape=[None], dtype=tensorflow.int32)])\ndef f(x):\n    return x\n",
+        id="plain-import-no-alias",
+    ),
+    pytest.param(
+        "import tensorflow as tf\nclass M:\n    def __init__(self):\n"
+        "        self.fn = tf.function(self._step)\n"
+        "    def _step(self, x):\n        return x\n",
+        "import tensorflow as tf\nclass M:\n    def __init__(self):\n"
+        f"        self.fn = tf.function(self._step, input_signature={X_TEXT})\n"
+        "    def _step(self, x):\n        return x\n",
+        id="call-form-in-init",
+    ),
+    pytest.param(
+        "import tensorflow as tf\ng = tf.function(lambda x: x * 2)\n",
+        f"import tensorflow as tf\ng = tf.function(lambda x: x * 2, input_signature={X_TEXT})\n",
+        id="lambda",
+    ),
+    pytest.param(
+        "import tensorflow as tf\ndef s(x):\n    return x\ng = tf.function(jit_compile=True)(s)\n",
+        "import tensorflow as tf\ndef s(x):\n    return x\n"
+        f"g = tf.function(jit_compile=True, input_signature={X_TEXT})(s)\n",
+        id="decorator-factory-called",
+    ),
+    pytest.param(
+        "import tensorflow as tf\n"
+        "@tf.function(input_signature=[tf.TensorSpec([3], tf.float32)], jit_compile=True)\n"
+        "def f(x):\n    return x\n",
+        f"import tensorflow as tf\n@tf.function(input_signature={X_TEXT}, jit_compile=True)\n"
+        "def f(x):\n    return x\n",
+        id="existing-signature-replaced-in-place",
+    ),
+    pytest.param(
+        "import tensorflow as tf\ndef s(x):\n    return x\n"
+        "g = tf.function(s, [tf.TensorSpec([3], tf.float32)])\n",
+        f"import tensorflow as tf\ndef s(x):\n    return x\ng = tf.function(s, {X_TEXT})\n",
+        id="positional-signature-replaced",
+    ),
+]
+
+
+@pytest.fixture
+def wide(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Lines never too long: these examples are about where the argument goes."""
+    monkeypatch.setattr(signature_module, "MAX_LINE_LENGTH", 1000)
+
+
+@pytest.mark.parametrize(("source", "expected"), INVALID)
+def test_signature_edit(source: str, expected: str, wide: None) -> None:
+    assert sign(source) == expected
+
+
+@pytest.mark.parametrize(("source", "expected"), INVALID)
+def test_signature_edit_is_idempotent(source: str, expected: str, wide: None) -> None:
+    ctx = RuleContext.from_text(expected, "m.py")
+    for site in ctx.sites:
+        edit = signature_edit(ctx, site, X)
+        assert edit.problem is None
+        assert not edit.changes
+
+
+def test_long_signature_one_spec_per_line_indented_from_decorator() -> None:
+    source = (
+        "import tensorflow as tf\nclass M:\n    @tf.function(jit_compile=True)\n"
+        "    def f(self, x, y, z):\n        return x\n"
+    )
+    assert sign(source, XYZ) == (
+        "import tensorflow as tf\nclass M:\n"
+        "    @tf.function(jit_compile=True, input_signature=[\n"
+        "        tf.TensorSpec(shape=[None, None, 128], dtype=tf.float32),\n"
+        "        tf.TensorSpec(shape=[None], dtype=tf.int32),\n"
+        "        tf.TensorSpec(shape=[], dtype=tf.float32),\n"
+        "    ])\n"
+        "    def f(self, x, y, z):\n        return x\n"
+    )
+
+
+def test_long_signature_in_one_argument_per_line_call_follows_its_style() -> None:
+    source = (
+        "import tensorflow as tf\n@tf.function(\n    jit_compile=True,\n    autograph=False,\n)\n"
+        "def f(x, y, z):\n    return x\n"
+    )
+    assert sign(source, XYZ) == (
+        "import tensorflow as tf\n@tf.function(\n    jit_compile=True,\n    autograph=False,\n"
+        "    input_signature=[\n"
+        "        tf.TensorSpec(shape=[None, None, 128], dtype=tf.float32),\n"
+        "        tf.TensorSpec(shape=[None], dtype=tf.int32),\n"
+        "        tf.TensorSpec(shape=[], dtype=tf.float32),\n"
+        "    ],\n)\ndef f(x, y, z):\n    return x\n"
+    )
+
+
+def test_long_signature_keeps_crlf_and_tabs() -> None:
+    source = "import tensorflow as tf\r\nclass M:\r\n\t@tf.function\r\n\tdef f(self, x, y, z):\r\n\t\treturn x\r\n"
+    out = sign(source, XYZ)
+    assert out == (
+        "import tensorflow as tf\r\nclass M:\r\n\t@tf.function(input_signature=[\r\n"
+        "\t\ttf.TensorSpec(shape=[None, None, 128], dtype=tf.float32),\r\n"
+        "\t\ttf.TensorSpec(shape=[None], dtype=tf.int32),\r\n"
+        "\t\ttf.TensorSpec(shape=[], dtype=tf.float32),\r\n"
+        "\t])\r\n\tdef f(self, x, y, z):\r\n\t\treturn x\r\n"
+    )
+
+
+def test_a_long_single_spec_also_goes_on_its_own_line() -> None:
+    source = "import tensorflow\n@tensorflow.function(jit_compile=True)\ndef f(x):\n    return x\n"
+    assert sign(source) == (
+        "import tensorflow\n@tensorflow.function(jit_compile=True, input_signature=[\n"
+        "    tensorflow.TensorSpec(shape=[None], dtype=tensorflow.int32),\n"
+        "])\ndef f(x):\n    return x\n"
+    )
+
+
+def test_every_written_line_fits_when_the_specs_do() -> None:
+    source = "import tensorflow as tf\nclass M:\n    def __init__(self):\n        self.fn = tf.function(self._step)\n    def _step(self, x, y, z):\n        return x\n"
+    out = sign(source, XYZ)
+    assert max(len(line) for line in out.splitlines()) <= MAX_LINE_LENGTH
+    assert sign(out, XYZ) == out
+
+
+def test_nested_and_ragged_specs_render_with_alias(wide: None) -> None:
+    specs: list[SpecNode] = [
+        DictNode((("ids", RaggedSpecNode((None, None), "int32", 1)),)),
+    ]
+    source = "import tensorflow as t\n@t.function\ndef f(batch):\n    return batch\n"
+    assert sign(source, specs) == (
+        "import tensorflow as t\n@t.function(input_signature=[{'ids': t.RaggedTensorSpec("
+        "shape=[None, None], dtype=t.int32, ragged_rank=1)}])\ndef f(batch):\n    return batch\n"
+    )
+
+
+@pytest.mark.parametrize(
+    ("source", "expected"),
+    [
+        (
+            "import tensorflow as tf\n@tf.function\ndef f(x):\n    return x\n",
+            "import tensorflow as tf\n@tf.function(reduce_retracing=True)\ndef f(x):\n    return x\n",
+        ),
+        (
+            "import tensorflow as tf2\n@tf2.function(jit_compile=True)\ndef f(x):\n    return x\n",
+            "import tensorflow as tf2\n@tf2.function(jit_compile=True, reduce_retracing=True)\n"
+            "def f(x):\n    return x\n",
+        ),
+        (
+            "import tensorflow as tf\ndef s(x):\n    return x\nfast = tf.function(s)\n",
+            "import tensorflow as tf\ndef s(x):\n    return x\n"
+            "fast = tf.function(s, reduce_retracing=True)\n",
+        ),
+    ],
+)
+def test_reduce_retracing_edit(source: str, expected: str) -> None:
+    out = sign(source, reduce=True)
+    assert out == expected
+    ctx = RuleContext.from_text(out, "m.py")
+    assert not reduce_retracing_edit(ctx, ctx.sites[0]).changes
+
+
+def test_reduce_retracing_never_adds_an_import() -> None:
+    source = "from tensorflow import function\n@function\ndef f(x):\n    return x\n"
+    assert sign(source, reduce=True) == (
+        "from tensorflow import function\n@function(reduce_retracing=True)\ndef f(x):\n    return x\n"
+    )
+
+
+@pytest.mark.parametrize(
+    ("source", "reduce", "words"),
+    [
+        (
+            "import tensorflow as tf\n@tf.function(reduce_retracing=False)\ndef f(x):\n    return x\n",
+            True,
+            "reduce_retracing=False",
+        ),
+        (
+            "import tensorflow as tf\ndef s(x):\n    return x\nopts = {}\nfast = tf.function(s, **opts)\n",
+            False,
+            "**kwargs",
+        ),
+    ],
+)
+def test_refusals_say_why(source: str, reduce: bool, words: str) -> None:
+    reason = problem(source, reduce=reduce)
+    assert reason is not None and words in reason
+
+
+def test_existing_equal_signature_in_other_layout_is_left_alone() -> None:
+    source = (
+        "import tensorflow as tf\n@tf.function(input_signature=[\n"
+        "    tf.TensorSpec(shape=[None], dtype=tf.int32),\n])\ndef f(x):\n    return x\n"
+    )
+    ctx = RuleContext.from_text(source, "m.py")
+    assert not signature_edit(ctx, ctx.sites[0], X).changes
