@@ -56,7 +56,7 @@ workload does not run, --device gpu without a GPU, ...).
 )
 @click.option(
     "--xla-baseline/--no-xla-baseline",
-    default=True,
+    default=False,
     show_default=True,
     help="With --xla, run the original under XLA too (fair XLA comparison and compile "
     "counts before); without it the XLA run is compared with the original graph run.",
