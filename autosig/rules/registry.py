@@ -258,3 +258,12 @@ def select_rules(
     """Instances of the static rules selected (all by default), in code order."""
     codes = selected_codes(select, ignore)
     return [rule() for rule in ALL_RULES if rule.code in codes]
+
+
+def markdown_table() -> str:
+    """The README's rule table, generated from the rules' own summaries."""
+    rows = ["| code | name | fix | what it finds |", "|---|---|---|---|"]
+    for code in ALL_CODES:
+        summary, safety = RULE_DOCS[code]
+        rows.append(f"| {code} | {rule_name(code)} | {safety} | {summary} |")
+    return "\n".join(rows) + "\n"

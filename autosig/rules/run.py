@@ -17,25 +17,38 @@ MAX_FIX_PASSES = 8
 """Fixes that overlap (a print around a random call) are applied in later passes."""
 
 
+class SiteIndex:
+    """Finds the tf.function site a node belongs to (its traced function, or its creation)."""
+
+    def __init__(self, ctx: RuleContext) -> None:
+        self.ctx = ctx
+        self.by_node: dict[int, FunctionSite] = {}
+        for site in ctx.sites:
+            for node in (site.function, site.call, site.decorator):
+                if node is not None:
+                    self.by_node.setdefault(id(node), site)
+
+    def site_of(self, node: cst.CSTNode) -> FunctionSite | None:
+        for candidate in (node, *self.ctx.ancestors(node)):
+            site = self.by_node.get(id(candidate))
+            if site is not None:
+                return site
+        return None
+
+
 def site_of(ctx: RuleContext, node: cst.CSTNode) -> FunctionSite | None:
     """The tf.function site ``node`` belongs to (its traced function, or its creation)."""
-    by_function = {id(s.function): s for s in ctx.sites if s.function is not None}
-    by_creation = {id(s.call): s for s in ctx.sites if s.call is not None}
-    by_creation.update({id(s.decorator): s for s in ctx.sites if s.decorator is not None})
-    for candidate in (node, *ctx.ancestors(node)):
-        site = by_function.get(id(candidate)) or by_creation.get(id(candidate))
-        if site is not None:
-            return site
-    return None
+    return SiteIndex(ctx).site_of(node)
 
 
 def check_context(ctx: RuleContext, rules: Sequence[Rule]) -> list[tuple[Rule, Violation]]:
     """Every unsuppressed violation of ``rules`` in ``ctx``, sorted by position and code."""
     found: list[tuple[tuple[int, int, str], Rule, Violation]] = []
     suppressions = ctx.suppressions
+    index = SiteIndex(ctx)
     for rule in rules:
         for violation in rule.check(ctx):
-            site = site_of(ctx, violation.node)
+            site = index.site_of(violation.node)
             if violation.function is None and site is not None:
                 violation.function = site.site.qualname
             if suppressions and suppressions.is_suppressed(
