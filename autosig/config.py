@@ -127,6 +127,13 @@ class Config:
         return self.relax
 
 
+def known_codes(patterns: Sequence[str]) -> set[str]:
+    """The codes ``patterns`` name; AutosigError for one that names no known rule."""
+    from autosig.rules.registry import expand_codes
+
+    return expand_codes(patterns)
+
+
 def path_matches(relative: str, pattern: str) -> bool:
     """Glob match like ruff's per-file-ignores: ``*`` crosses ``/``; ``**/`` may be empty.
 
@@ -215,6 +222,10 @@ def _parse(settings: dict[str, Any], source: Path, prefix: str) -> Config:
         for code in value:
             if not CODE_PATTERN.match(code.strip().upper()):
                 raise fail(key, f"'{code}' is not a rule code (like AS101) or prefix (like AS1)")
+            try:
+                known_codes([code])
+            except AutosigError as exc:
+                raise fail(key, exc.message) from None
         return tuple(v.strip().upper() for v in value)
 
     def globs(key: str, value: Any) -> tuple[str, ...]:

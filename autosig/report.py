@@ -9,7 +9,6 @@ the ones ``autosig rule CODE`` prints.
 
 from __future__ import annotations
 
-import inspect
 import json
 import os
 import re
@@ -286,51 +285,18 @@ def _pascal(name: str) -> str:
 
 
 def _section(doc: str, title: str) -> str:
-    """The body of a ``## Title`` / ``Title:`` / underlined section of a rule docstring."""
-    lines = doc.splitlines()
-    heading = re.compile(rf"^\s*(#+\s*)?{re.escape(title)}\s*:?\s*$", re.IGNORECASE)
-    any_heading = re.compile(r"^\s*(#+\s*\S.*|[A-Z][\w ?]*:\s*|[-=]{3,}\s*)$")
-    for i, line in enumerate(lines):
-        if heading.match(line):
-            body: list[str] = []
-            for nxt in lines[i + 1 :]:
-                if re.match(r"^\s*[-=]{3,}\s*$", nxt) and not body:
-                    continue
-                if any_heading.match(nxt) and body:
-                    break
-                body.append(nxt)
-            text = "\n".join(body).strip()
-            # Drop an underline belonging to the next heading.
-            text = re.sub(r"\n[^\n]*\n\s*[-=]{3,}\s*$", "", text).strip()
-            return " ".join(text.split("\n\n")[0].split())
-    return ""
+    """The first paragraph under a ``## Title`` heading of a rule docstring, on one line."""
+    match = re.search(rf"^#+\s*{re.escape(title)}\s*\n(.*?)(?=^#+\s|\Z)", doc, re.M | re.S | re.I)
+    if not match:
+        return ""
+    return " ".join(match.group(1).strip().split("\n\n")[0].split())
 
 
 def _rule_docs() -> dict[str, tuple[str, str, str, str]]:
-    """code -> (summary, full docstring, fix safety, name) from the rule registry."""
-    try:
-        from autosig.rules import registry
-    except ImportError:  # pragma: no cover - the registry ships with autosig
-        return {}
-    docs: dict[str, tuple[str, str, str, str]] = {}
-    for rule in getattr(registry, "ALL_RULES", ()):
-        cls = rule if isinstance(rule, type) else type(rule)
-        code = getattr(rule, "code", None)
-        if not code:
-            continue
-        doc = inspect.cleandoc(cls.__doc__ or "")
-        summary = getattr(rule, "summary", "") or doc.split("\n", 1)[0]
-        docs[code] = (
-            summary,
-            doc,
-            str(getattr(rule, "fix_safety", "none")),
-            str(getattr(rule, "name", code)),
-        )
-    for code, entry in getattr(registry, "RULE_DOCS", {}).items():
-        summary, fix_safety = entry[0], entry[1]
-        if code in docs:
-            _, doc, _, name = docs[code]
-            docs[code] = (summary, doc, str(fix_safety), name)
-        else:
-            docs[code] = (summary, "", str(fix_safety), code)
-    return docs
+    """code -> (summary, documentation, fix safety, name) for every code autosig knows."""
+    from autosig.rules import registry
+
+    return {
+        code: (summary, registry.rule_doc(code), str(fix_safety), registry.rule_name(code))
+        for code, (summary, fix_safety) in registry.RULE_DOCS.items()
+    }

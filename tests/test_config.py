@@ -99,6 +99,11 @@ def test_explicit_config_file(tmp_path: Path) -> None:
         ('[tool.autosig]\nselect = "AS101"\n', "'tool.autosig.select': expected a list"),
         ('[tool.autosig]\nselect = ["print"]\n', "'print' is not a rule code"),
         ('[tool.autosig]\nrelax = "some"\n', "'tool.autosig.relax': expected one of"),
+        (
+            '[tool.autosig]\nignore = ["AS108"]\n',
+            "'tool.autosig.ignore': unknown rule code 'AS108'",
+        ),
+        ('[tool.autosig]\nselect = ["AS3"]\n', "'tool.autosig.select': unknown rule code 'AS3'"),
         ("[tool.autosig]\njobs = 0\n", "'tool.autosig.jobs': expected a positive integer"),
         ("[tool.autosig]\njobs = true\n", "'tool.autosig.jobs'"),
         ('[tool.autosig]\nunsafe-fixes = "yes"\n', "'tool.autosig.unsafe-fixes'"),

@@ -13,7 +13,8 @@ from typing import Any, TypeVar
 
 import click
 
-from autosig.config import CODE_PATTERN
+from autosig.config import CODE_PATTERN, known_codes
+from autosig.errors import AutosigError
 from autosig.report import FORMATS
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -38,6 +39,10 @@ def parse_codes(
                 raise click.BadParameter(
                     f"{raw.strip()!r} is not a rule code (like AS101) or a prefix (like AS1)"
                 )
+            try:
+                known_codes([code])
+            except AutosigError as exc:
+                raise click.BadParameter(exc.message) from None
             if code not in codes:
                 codes.append(code)
     return tuple(codes)

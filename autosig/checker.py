@@ -1,0 +1,156 @@
+"""Run the static rules over a tree: walk, prefilter, parse in parallel, collect.
+
+One bad file (missing, unreadable, not UTF-8, not Python) becomes one error and the
+others are still checked. Files that cannot hold a tf.function (see
+``files.mentions_function``) are read but never parsed, which is what makes ``check``
+fast on large trees. Output order never depends on scheduling: findings are sorted by
+(path, line, col, code) and errors by path.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from autosig.config import Config
+from autosig.errors import AutosigError
+from autosig.files import decode_source, iter_python_files, mentions_function
+from autosig.model import Finding
+from autosig.progress import Progress
+
+MIN_FILES_FOR_POOL = 4
+"""Fewer files to parse than this are checked inline: starting workers would cost more."""
+
+
+@dataclass
+class CheckResult:
+    findings: list[Finding] = field(default_factory=list)
+    errors: list[AutosigError] = field(default_factory=list)
+    files_seen: int = 0
+    """Python files found under the paths (after excludes)."""
+    files_parsed: int = 0
+    """Files that passed the text prefilter and were parsed."""
+
+
+@dataclass(frozen=True)
+class _Task:
+    """One file to parse; plain data so it pickles cheaply to a worker process."""
+
+    path: str
+    data: bytes
+    select: tuple[str, ...] | None
+    ignore: tuple[str, ...]
+
+
+def check_paths(
+    paths: Sequence[Path | str],
+    config: Config,
+    select: Sequence[str] | None = None,
+    ignore: Sequence[str] | None = None,
+    jobs: int | None = None,
+    progress: bool = False,
+    exclude: Sequence[str] = (),
+) -> CheckResult:
+    """Check every Python file under ``paths`` with the selected static rules.
+
+    ``select`` (from the command line) replaces the config's selection; ``ignore`` and
+    ``exclude`` add to the config's. ``jobs``: worker processes (None: the config's
+    value, else one per CPU; 1: inline).
+    """
+    result = CheckResult()
+    tasks: list[_Task] = []
+    excludes = tuple(config.exclude) + tuple(exclude)
+    for item in iter_python_files(paths, exclude=excludes):
+        if isinstance(item, AutosigError):
+            result.errors.append(item)
+            continue
+        if config.is_excluded(item):
+            continue
+        result.files_seen += 1
+        try:
+            data = item.read_bytes()
+        except OSError as exc:
+            result.errors.append(AutosigError(f"cannot read: {exc.strerror or exc}", str(item)))
+            continue
+        if not mentions_function(data):
+            continue
+        file_select, file_ignore = config.rules_for(item)
+        if select is not None:
+            file_select = tuple(select)
+        file_ignore = tuple(file_ignore) + tuple(c for c in ignore or () if c not in file_ignore)
+        tasks.append(_Task(str(item), data, file_select, file_ignore))
+
+    result.files_parsed = len(tasks)
+    workers = _worker_count(jobs if jobs is not None else config.jobs, len(tasks))
+    with Progress(len(tasks), "autosig check", enabled=progress) as bar:
+        for findings, error in _run(tasks, workers, bar):
+            result.findings.extend(findings)
+            if error is not None:
+                result.errors.append(error)
+
+    result.findings.sort(key=lambda f: (f.path, f.line, f.col, f.code, f.message))
+    result.errors.sort(key=lambda e: (e.path or "", e.message))
+    return result
+
+
+def _worker_count(jobs: int | None, files: int) -> int:
+    if jobs is None:
+        jobs = _usable_cpus()
+    if files < MIN_FILES_FOR_POOL:
+        return 1
+    return max(1, min(jobs, files))
+
+
+def _usable_cpus() -> int:
+    """CPUs this process may run on (a container's or taskset's limit, not the host's)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def _run(
+    tasks: list[_Task], workers: int, bar: Progress
+) -> Iterable[tuple[list[Finding], AutosigError | None]]:
+    """Every task's result exactly once (order unspecified), from a pool when ``workers > 1``."""
+    done = 0
+    if workers > 1:
+        # Biggest files first and small chunks: parse time grows with size (one 3,000-line
+        # file takes seconds), so this keeps both workers busy until the end.
+        tasks = sorted(tasks, key=lambda t: len(t.data), reverse=True)
+        chunksize = max(1, len(tasks) // (workers * 16))
+        try:
+            with ProcessPoolExecutor(max_workers=workers) as pool:
+                for outcome in pool.map(check_one, tasks, chunksize=chunksize):
+                    done += 1
+                    bar.advance()
+                    yield outcome
+            return
+        except (BrokenProcessPool, OSError, NotImplementedError):
+            pass  # no usable process pool here (or a worker died): finish inline
+    for task in tasks[done:]:
+        yield check_one(task)
+        bar.advance()
+
+
+def check_one(task: _Task) -> tuple[list[Finding], AutosigError | None]:
+    """Decode and check one file; every failure becomes an AutosigError naming it."""
+    from autosig.rules.run import check_text
+
+    try:
+        text, _, _ = decode_source(task.data, task.path)
+        return check_text(text, task.path, select=task.select, ignore=task.ignore), None
+    except AutosigError as exc:
+        return [], exc
+    except RecursionError:
+        return [], AutosigError("too deeply nested to analyse", task.path)
+    except Exception as exc:  # noqa: BLE001 - a rule bug must not hide the other files
+        return [], AutosigError(
+            f"internal error while checking ({type(exc).__name__}: {exc}); "
+            "please report this as an autosig bug",
+            task.path,
+        )

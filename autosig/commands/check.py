@@ -1,0 +1,94 @@
+"""``autosig check PATH...``: static findings (AS1xx), no TensorFlow, no user code run."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from autosig.checker import check_paths
+from autosig.commands.options import (
+    common_options,
+    ignore_option,
+    output_file_option,
+    select_option,
+)
+from autosig.config import load_config
+from autosig.errors import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, AutosigError
+from autosig.report import format_error, write_report
+
+
+@click.command(
+    "check",
+    context_settings={"help_option_names": ["-h", "--help"]},
+    epilog="""\b
+Examples:
+  autosig check src/                        # every .py file under src/
+  autosig check train.py model.py           # just these files
+  autosig check . --exclude 'tests/*' -j 4  # skip tests, 4 worker processes
+  autosig check src/ --select AS101,AS105   # only these rules
+  autosig check src/ --format sarif -o autosig.sarif   # for GitHub code scanning
+  autosig check src/ --format github        # annotations in a GitHub Actions log
+
+\b
+Exit codes: 0 no findings, 1 findings, 2 an error (bad path, bad config, a file
+that does not parse or is not valid text). Errors win over findings; every other
+file is still checked.
+""",
+)
+@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
+@select_option
+@ignore_option
+@common_options
+@output_file_option
+def command(
+    paths: tuple[Path, ...],
+    select: tuple[str, ...] | None,
+    ignore: tuple[str, ...] | None,
+    output_format: str,
+    jobs: int | None,
+    quiet: bool,
+    config_file: Path | None,
+    exclude: tuple[str, ...],
+    output_file: Path | None,
+) -> None:
+    """Report static findings (AS101-AS107) in Python files and directories.
+
+    Finds every tf.function however it is spelled and reports code inside it that
+    misbehaves under tracing: print, Python RNG, Python state, list appends, .numpy(),
+    tf.function created per call, functions with no input_signature. Never imports
+    TensorFlow or your code; files that cannot contain a tf.function are not parsed.
+
+    Settings come from [tool.autosig] in the nearest pyproject.toml (or autosig.toml)
+    above the first PATH: select, ignore, exclude, per-path-ignores, jobs. Suppress
+    one finding with '# autosig: ignore[AS101]' on its line or on the def line.
+    """
+    try:
+        config = load_config(paths, config_file)
+    except AutosigError as exc:
+        click.echo(format_error(exc), err=True)
+        sys.exit(EXIT_ERROR)
+    result = check_paths(
+        paths,
+        config,
+        select=select,
+        ignore=ignore,
+        jobs=jobs,
+        progress=not quiet,
+        exclude=exclude,
+    )
+    if result.files_seen == 0 and not result.errors and not quiet:
+        click.echo("warning: no Python files found under the given paths", err=True)
+    write_report(
+        result.findings,
+        result.errors,
+        output_format,
+        quiet=quiet,
+        output=output_file,
+        files_checked=result.files_seen,
+        unsafe_fixes=config.unsafe_fixes,
+    )
+    if result.errors:
+        sys.exit(EXIT_ERROR)
+    sys.exit(EXIT_FINDINGS if result.findings else EXIT_OK)
