@@ -131,12 +131,17 @@ class Describer:
         if depth >= MAX_DEPTH:
             return ("object", type_name(t), None)
         if t is tuple or t is list:
-            items = tuple(self.token(v, param, folder, objects, depth + 1) for v in x[:MAX_ITEMS])
+            token = self.token
+            items = tuple([token(v, param, folder, objects, depth + 1) for v in x[:MAX_ITEMS]])
             return (t.__name__, items, len(x))
         if t is dict:
-            keys = sorted(x, key=str)[:MAX_ITEMS]
+            try:
+                keys = sorted(x)  # TensorFlow orders dict items by sorted keys too
+            except TypeError:
+                keys = sorted(x, key=str)
+            token = self.token
             items = tuple(
-                (str(k), self.token(x[k], param, folder, objects, depth + 1)) for k in keys
+                [(str(k), token(x[k], param, folder, objects, depth + 1)) for k in keys[:MAX_ITEMS]]
             )
             return ("dict", items, len(x))
         if isinstance(x, tuple) and hasattr(t, "_fields"):

@@ -511,7 +511,8 @@ class Recorder:
         objects: list[tuple[str, Any]] = []
         describer = self._describer
         assert describer is not None
-        tokens = tuple(describer.token(v, name, state.folder, objects) for name, v in bound)
+        token, folder = describer.token, state.folder
+        tokens = tuple([token(v, name, folder, objects) for name, v in bound])
         key = (tokens, passed)
         try:
             sig = state.sig_index.get(key, -1)
