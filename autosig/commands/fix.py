@@ -1,0 +1,464 @@
+"""``autosig fix PATH...``: write static fixes and, with a profile, signatures.
+
+Without ``--profile`` this is a pure source tool (no TensorFlow, no user code). With
+one, inference plans each profiled function from its recorded calls and the current
+source; a function changed since profiling is refused on its own and the rest is
+still fixed. Only files reached from the PATH arguments are ever written, each
+atomically, and a file that fails to read or parse is reported and left as it was.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Sequence
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import click
+
+from autosig.commands.options import common_options, ignore_option, select_option
+from autosig.config import RELAX_CHOICES, Config, load_config
+from autosig.errors import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, AutosigError
+from autosig.files import (
+    SourceFile,
+    iter_python_files,
+    mentions_function,
+    read_source,
+    write_source,
+)
+from autosig.patch import display_path, unified_diff, write_patch
+from autosig.plan import Plan
+from autosig.progress import Progress
+from autosig.report import format_error, render_findings
+from autosig.rewrite.engine import FixResult, fix_text
+from autosig.rewrite.summary import file_summary, total_summary
+
+MIN_FILES_FOR_POOL = 4
+
+
+@dataclass
+class _File:
+    """One file reached from the PATH arguments, read and ready to fix."""
+
+    source: SourceFile
+    display: str
+    """Path as shown and written in diffs: relative to the current directory."""
+    profile_rel: str
+    """Path as the profile names it: relative to the profile's project root."""
+    select: tuple[str, ...] | None
+    ignore: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class _Task:
+    """Plain data for a worker process."""
+
+    display: str
+    text: str
+    profile_rel: str
+    select: tuple[str, ...] | None
+    ignore: tuple[str, ...]
+    unsafe_fixes: bool
+    plan: Plan | None
+
+
+@click.command(
+    "fix",
+    context_settings={"help_option_names": ["-h", "--help"]},
+    epilog="""\b
+Examples:
+  autosig fix src/                                   # static safe fixes, in place
+  autosig fix src/ --diff                            # show them, write nothing
+  autosig fix src/ --profile .autosig/profile.json --diff   # + signatures, review
+  autosig fix src/ --profile .autosig/profile.json --patch-out fixes.patch
+  autosig apply fixes.patch                          # after review
+  autosig fix src/ --unsafe-fixes --select AS102,AS103
+
+\b
+Exit codes: 0 everything fixed (or, with --diff/--patch-out, nothing would change);
+1 problems left unfixed (or, with --diff/--patch-out, changes to review); 2 an error
+(bad path, a file that does not parse, a bad profile). Other files are still fixed.
+""",
+)
+@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option(
+    "--profile",
+    "profile_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    metavar="FILE",
+    help="A profile from 'autosig profile': add input_signatures (or reduce_retracing) "
+    "inferred from the recorded calls. Without it only static fixes are made.",
+)
+@click.option(
+    "--diff",
+    "show_diff",
+    is_flag=True,
+    help="Print a unified diff of every change on stdout and write nothing.",
+)
+@click.option(
+    "--patch-out",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    metavar="FILE",
+    help="Write the diff to FILE (for review, then 'autosig apply FILE') and change no "
+    "source file.",
+)
+@click.option(
+    "--unsafe-fixes/--no-unsafe-fixes",
+    default=None,
+    help="Also apply fixes that change behaviour on purpose (AS102 random streams, AS103 "
+    "Python state to tf.Variable) [default: config 'unsafe-fixes', else off].",
+)
+@click.option(
+    "--verify/--no-verify",
+    default=False,
+    show_default=True,
+    help="Run the profiled command on the original and the rewritten code and write only "
+    "rewrites whose outputs match (needs --profile).",
+)
+@select_option
+@ignore_option
+@click.option(
+    "--relax",
+    type=click.Choice(RELAX_CHOICES, case_sensitive=False),
+    default=None,
+    help="Shape policy for inferred signatures: none keeps dimensions seen constant, batch "
+    "frees the first one, all frees every one [default: config 'relax', else none].",
+)
+@common_options
+def command(
+    paths: tuple[Path, ...],
+    profile_path: Path | None,
+    show_diff: bool,
+    patch_out: Path | None,
+    unsafe_fixes: bool | None,
+    verify: bool,
+    select: tuple[str, ...] | None,
+    ignore: tuple[str, ...] | None,
+    relax: str | None,
+    output_format: str,
+    jobs: int | None,
+    quiet: bool,
+    config_file: Path | None,
+    exclude: tuple[str, ...],
+) -> None:
+    """Fix tf.functions in place: signatures from a profile, and static fixes.
+
+    Applies the safe fixes of the selected rules (AS101 print -> tf.print, AS107
+    reduce_retracing, ...) and, with --profile, an input_signature for every function
+    the profile shows retracing (reduce_retracing=True where no signature can be
+    written, and the summary says why). Everything else in each file stays byte for
+    byte. A summary per file goes to stderr; problems left go to stdout in --format.
+    """
+    try:
+        config = load_config(paths, config_file)
+        if verify and profile_path is None:
+            raise AutosigError("--verify needs --profile (it replays the profiled command)")
+    except AutosigError as exc:
+        _fail(exc)
+    unsafe = config.unsafe_fixes if unsafe_fixes is None else unsafe_fixes
+    errors: list[AutosigError] = []
+    files = _collect(paths, config, select, ignore, exclude, errors)
+
+    plan: Plan | None = None
+    profile = None
+    root = Path.cwd()
+    if profile_path is not None:
+        try:
+            profile, root, plan = _plan(profile_path, files, config, relax, select, ignore)
+        except AutosigError as exc:
+            _fail(exc)
+
+    results = _fix_all(files, plan, unsafe, jobs if jobs is not None else config.jobs, quiet)
+    by_file: list[tuple[_File, FixResult]] = []
+    for file, outcome in zip(files, results, strict=True):
+        if isinstance(outcome, AutosigError):
+            errors.append(outcome)
+        else:
+            by_file.append((file, outcome))
+
+    if verify:
+        try:
+            _gate(profile, root, by_file, unsafe, config, relax)
+        except AutosigError as exc:
+            _fail(exc)
+
+    dry_run = show_diff or patch_out is not None
+    diff = "".join(
+        unified_diff(file.source.text, result.new_text, file.display)
+        for file, result in by_file
+        if result.changed
+    )
+    if show_diff and diff:
+        click.echo(diff, nl=False)
+    if patch_out is not None:
+        try:
+            write_patch(patch_out, diff)
+        except AutosigError as exc:
+            errors.append(exc)
+    if not dry_run:
+        written: list[tuple[_File, FixResult]] = []
+        for file, result in by_file:
+            if not result.changed:
+                written.append((file, result))
+                continue
+            try:
+                write_source(file.source, result.new_text)
+                written.append((file, result))
+            except AutosigError as exc:
+                errors.append(exc)
+        by_file = written
+
+    results_only = [result for _, result in by_file]
+    remaining = [f for result in results_only for f in result.findings]
+    if not show_diff:
+        report = render_findings(remaining, [], output_format)
+        if report:
+            click.echo(report, nl=False)
+    for error in sorted(errors, key=lambda e: (e.path or "", e.message)):
+        click.echo(format_error(error), err=True)
+    if not quiet:
+        for _, result in by_file:
+            for line in file_summary(result, written=not dry_run):
+                click.echo(line, err=True)
+        if patch_out is not None:
+            what = "the diff" if diff else "an empty patch (nothing to change)"
+            click.echo(f"Wrote {what} to {patch_out}.", err=True)
+        click.echo(
+            total_summary(
+                results_only, written=not dry_run, errors=len(errors), files_seen=len(files)
+            ),
+            err=True,
+        )
+    if errors:
+        sys.exit(EXIT_ERROR)
+    if dry_run:
+        sys.exit(EXIT_FINDINGS if diff else EXIT_OK)
+    sys.exit(EXIT_FINDINGS if any(result.unfixed for result in results_only) else EXIT_OK)
+
+
+def _fail(exc: AutosigError) -> None:
+    click.echo(format_error(exc), err=True)
+    sys.exit(EXIT_ERROR)
+
+
+# -- files -----------------------------------------------------------------------------
+
+
+def _collect(
+    paths: Sequence[Path],
+    config: Config,
+    select: tuple[str, ...] | None,
+    ignore: tuple[str, ...] | None,
+    exclude: tuple[str, ...],
+    errors: list[AutosigError],
+) -> list[_File]:
+    """Every Python file under ``paths`` that may hold a tf.function, read."""
+    files: list[_File] = []
+    for item in iter_python_files(paths, exclude=tuple(config.exclude) + tuple(exclude)):
+        if isinstance(item, AutosigError):
+            errors.append(item)
+            continue
+        if config.is_excluded(item):
+            continue
+        try:
+            source = read_source(item)
+        except AutosigError as exc:
+            errors.append(exc)
+            continue
+        if not mentions_function(source.text.encode("utf-8", "surrogatepass")):
+            continue
+        file_select, file_ignore = config.rules_for(item)
+        if select is not None:
+            file_select = tuple(select)
+        file_ignore = tuple(file_ignore) + tuple(c for c in ignore or () if c not in file_ignore)
+        files.append(_File(source, display_path(item), "", file_select, file_ignore))
+    return files
+
+
+def profile_relative(path: Path, root: Path) -> str:
+    """How a profile names ``path``: relative to its project root, absolute outside it."""
+    resolved = path.resolve()
+    try:
+        return resolved.relative_to(root.resolve()).as_posix()
+    except ValueError:
+        return resolved.as_posix()
+
+
+# -- planning --------------------------------------------------------------------------
+
+
+def _plan(
+    profile_path: Path,
+    files: list[_File],
+    config: Config,
+    relax: str | None,
+    select: tuple[str, ...] | None,
+    ignore: tuple[str, ...] | None,
+) -> tuple[Any, Path, Plan | None]:
+    """Load the profile and plan every profiled function in the files being fixed."""
+    from autosig.infer import infer_plan
+    from autosig.profile.format import load_profile
+    from autosig.rules.registry import selected_codes
+
+    profile = load_profile(profile_path)
+    root = Path(profile.project_root) if profile.project_root else Path.cwd()
+    for file in files:
+        file.profile_rel = profile_relative(file.source.path, root)
+    sources = {file.profile_rel: file.source.text for file in files}
+    plan = infer_plan(profile, sources, _infer_options(config, relax, root))
+    codes = selected_codes(select if select is not None else config.select, ignore)
+    codes -= set(config.ignore)
+    profile_codes = {code for code in codes if code.startswith("AS2")}
+    if not profile_codes:
+        return profile, root, None
+    plan = Plan(
+        [
+            replace(entry, findings=tuple(f for f in entry.findings if f.code in profile_codes))
+            for entry in plan.functions
+        ]
+    )
+    return profile, root, plan
+
+
+def _infer_options(config: Config, relax: str | None, root: Path) -> Any:
+    """Shape policy: a per-function/parameter config override, else --relax, else config."""
+    from autosig.infer import InferOptions
+
+    default = (relax or config.relax).lower()
+
+    def overrides(path: str, qualname: str, param: str | None) -> str:
+        absolute = Path(path) if Path(path).is_absolute() else root / path
+        override = config.override_for(absolute, qualname)
+        if override is not None:
+            if param is not None and param in override.params:
+                return override.params[param]
+            if override.relax is not None:
+                return override.relax
+        return default
+
+    return InferOptions(relax=default, overrides=overrides)
+
+
+# -- fixing ----------------------------------------------------------------------------
+
+
+def _fix_all(
+    files: list[_File], plan: Plan | None, unsafe: bool, jobs: int | None, quiet: bool
+) -> list[FixResult | AutosigError]:
+    """Fix every file, in worker processes when there are enough of them."""
+    tasks = [
+        _Task(
+            display=file.display,
+            text=file.source.text,
+            profile_rel=file.profile_rel or file.display,
+            select=file.select,
+            ignore=file.ignore,
+            unsafe_fixes=unsafe,
+            plan=_plan_for(plan, file.profile_rel),
+        )
+        for file in files
+    ]
+    workers = jobs if jobs is not None else (os.cpu_count() or 1)
+    workers = 1 if len(tasks) < MIN_FILES_FOR_POOL else max(1, min(workers, len(tasks)))
+    results: list[FixResult | AutosigError] = []
+    with Progress(len(tasks), "autosig fix", enabled=not quiet) as bar:
+        if workers > 1:
+            try:
+                with ProcessPoolExecutor(max_workers=workers) as pool:
+                    for outcome in pool.map(fix_task, tasks, chunksize=1):
+                        results.append(outcome)
+                        bar.advance()
+                return results
+            except (BrokenProcessPool, OSError, NotImplementedError):
+                results = []  # no usable pool here: fix inline
+        for task in tasks:
+            results.append(fix_task(task))
+            bar.advance()
+    return results
+
+
+def _plan_for(plan: Plan | None, rel: str) -> Plan | None:
+    """Only the file's own entries travel to a worker."""
+    if plan is None:
+        return None
+    return Plan([entry for entry in plan.functions if entry.path == rel])
+
+
+def fix_task(task: _Task) -> FixResult | AutosigError:
+    """Fix one file's text; every failure becomes an AutosigError naming it."""
+    from autosig.rules.registry import select_rules
+
+    try:
+        rules = select_rules(task.select, task.ignore)
+        return fix_text(
+            task.text,
+            task.display,
+            plan=task.plan,
+            rules=rules,
+            unsafe_fixes=task.unsafe_fixes,
+            profile_path_of=task.profile_rel,
+        )
+    except AutosigError as exc:
+        return exc
+    except RecursionError:
+        return AutosigError("too deeply nested to fix", task.display)
+    except Exception as exc:  # noqa: BLE001 - one file's bug must not stop the others
+        return AutosigError(
+            f"internal error while fixing ({type(exc).__name__}: {exc}); nothing written; "
+            "please report this as an autosig bug",
+            task.display,
+        )
+
+
+# -- verification ----------------------------------------------------------------------
+
+
+def _gate(
+    profile: Any,
+    root: Path,
+    by_file: list[tuple[_File, FixResult]],
+    unsafe: bool,
+    config: Config,
+    relax: str | None,
+) -> None:
+    """Replace each result by what verified (``autosig.verify.gate``); withhold the rest."""
+    try:
+        from autosig.verify.gate import gate_fixes
+    except ImportError:
+        raise AutosigError(
+            "verification is not available in this installation (autosig.verify.gate is "
+            "missing); run without --verify"
+        ) from None
+    from autosig.rules.registry import select_rules
+
+    files = {file.profile_rel: (file, result) for file, result in by_file}
+    rules = {rel: select_rules(file.select, file.ignore) for rel, (file, _) in files.items()}
+    gated = gate_fixes(
+        profile,
+        root,
+        unsafe_fixes=unsafe,
+        infer_options=_infer_options(config, relax, root),
+        rules_for=lambda rel: rules.get(rel, []),
+        sources={rel: file.source.text for rel, (file, _) in files.items()},
+    )
+    for line in gated.messages():
+        click.echo(f"verify: {line}", err=True)
+    for rel, (file, result) in files.items():
+        if rel in gated.withheld:
+            result.withheld.append(f"verification failed: {gated.withheld[rel]}")
+            result.left.append(f"not written: verification failed: {gated.withheld[rel]}")
+            result.new_text, result.changed, result.applied = file.source.text, False, []
+        elif rel in gated.texts:
+            result.new_text = gated.texts[rel]
+            result.changed = result.new_text != file.source.text
+            if gated.candidate is not None and rel in gated.candidate.applied:
+                result.applied = list(gated.candidate.applied[rel])
+        elif result.changed:
+            result.left.append("not written: the verified rewrite leaves this file unchanged")
+            result.new_text, result.changed, result.applied = file.source.text, False, []

@@ -1,0 +1,368 @@
+"""``autosig fix``: writes, --diff, --patch-out, exit codes, bad files, profiles."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from autosig.cli import cli
+from autosig.hashing import source_hash_from_file_text
+
+DIRTY = """\
+import tensorflow as tf
+
+
+@tf.function
+def step(x):
+    print(x)
+    return x * 2
+"""
+FIXED = DIRTY.replace("@tf.function\n", "@tf.function(reduce_retracing=True)\n").replace(
+    "    print(x)", "    tf.print(x)"
+)
+LEFT = """\
+import tensorflow as tf
+
+
+@tf.function(reduce_retracing=True)
+def step(x):
+    return x.numpy()
+"""
+"""Nothing to fix, one finding left (AS105 has no automatic fix)."""
+
+BROKEN = "import tensorflow as tf\n\n@tf.function\ndef f(x:\n    return x\n"
+
+TRAIN = """\
+import tensorflow as tf
+
+
+class Model(tf.Module):
+    @tf.function(jit_compile=True)
+    def step(self, x, lr):
+        return x * lr
+
+
+@tf.function
+def other(x, cfg):
+    return x
+"""
+
+
+def run(args: list[str], cwd: Path) -> Result:
+    """Invoke the CLI in ``cwd`` (paths in diffs and messages are relative to it)."""
+    old = os.getcwd()
+    os.chdir(cwd)
+    try:
+        return CliRunner().invoke(cli, args, catch_exceptions=False)
+    finally:
+        os.chdir(old)
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> Path:
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "dirty.py").write_text(DIRTY)
+    (tmp_path / "pkg" / "left.py").write_text(LEFT)
+    (tmp_path / "pkg" / "plain.py").write_text("x = 1\n")
+    return tmp_path
+
+
+def test_fix_writes_and_exits_1_when_findings_remain(tree: Path) -> None:
+    result = run(["fix", "pkg"], tree)
+    assert result.exit_code == 1, result.output
+    assert (tree / "pkg" / "dirty.py").read_text() == FIXED
+    assert (tree / "pkg" / "left.py").read_text() == LEFT
+    assert "pkg/left.py:6:12: AS105" in result.stdout
+    assert "pkg/dirty.py: fixed: 2 fixes (AS101, AS107)" in result.stderr
+    assert "Fixed 1 file: 2 fixes; 1 problem left" in result.stderr
+
+
+def test_fix_exits_0_when_everything_is_fixed(tree: Path) -> None:
+    result = run(["fix", "pkg/dirty.py"], tree)
+    assert result.exit_code == 0, result.output
+    assert result.stdout == ""
+    again = run(["fix", "pkg/dirty.py"], tree)
+    assert again.exit_code == 0 and "Nothing to fix in 1 file." in again.stderr
+
+
+def test_diff_prints_and_writes_nothing(tree: Path) -> None:
+    result = run(["fix", "pkg", "--diff"], tree)
+    assert result.exit_code == 1
+    assert (tree / "pkg" / "dirty.py").read_text() == DIRTY
+    assert result.stdout.startswith("--- a/pkg/dirty.py\n+++ b/pkg/dirty.py\n@@ ")
+    assert "-@tf.function\n+@tf.function(reduce_retracing=True)\n" in result.stdout
+    assert "would fix" in result.stderr and "AS105" not in result.stdout
+    run(["fix", "pkg"], tree)
+    assert run(["fix", "pkg", "--diff"], tree).exit_code == 0  # second --diff: nothing to do
+
+
+def test_patch_out_then_apply(tree: Path) -> None:
+    result = run(["fix", "pkg", "--patch-out", "fixes.patch"], tree)
+    assert result.exit_code == 1
+    assert (tree / "pkg" / "dirty.py").read_text() == DIRTY
+    assert "Wrote the diff to fixes.patch" in result.stderr
+    applied = run(["apply", "fixes.patch"], tree)
+    assert applied.exit_code == 0, applied.output
+    assert (tree / "pkg" / "dirty.py").read_text() == FIXED
+
+
+def test_patch_out_with_nothing_to_change_is_empty_and_exits_0(tree: Path) -> None:
+    result = run(["fix", "pkg/left.py", "--patch-out", "none.patch"], tree)
+    assert result.exit_code == 0
+    assert (tree / "none.patch").read_bytes() == b""
+
+
+def test_bad_file_exit_2_others_still_fixed(tree: Path) -> None:
+    (tree / "pkg" / "broken.py").write_text(BROKEN)
+    (tree / "pkg" / "latin.py").write_bytes(b"x = '\xe9'  # tf.function\n")
+    result = run(["fix", "pkg"], tree)
+    assert result.exit_code == 2
+    errors = [line for line in result.stderr.splitlines() if ": error: " in line]
+    assert [line.split(":")[0] for line in errors] == ["pkg/broken.py", "pkg/latin.py"]
+    assert (tree / "pkg" / "broken.py").read_text() == BROKEN
+    assert (tree / "pkg" / "dirty.py").read_text() == FIXED
+
+
+def test_missing_path_is_exit_2(tree: Path) -> None:
+    result = run(["fix", "nope.py"], tree)
+    assert result.exit_code == 2 and "nope.py: error: no such file" in result.stderr
+
+
+def test_select_and_ignore(tree: Path) -> None:
+    run(["fix", "pkg/dirty.py", "--select", "AS101"], tree)
+    assert "@tf.function\n" in (tree / "pkg" / "dirty.py").read_text()
+    assert "tf.print(x)" in (tree / "pkg" / "dirty.py").read_text()
+    (tree / "pkg" / "dirty.py").write_text(DIRTY)
+    run(["fix", "pkg/dirty.py", "--ignore", "AS101"], tree)
+    assert (tree / "pkg" / "dirty.py").read_text() == DIRTY.replace(
+        "@tf.function\n", "@tf.function(reduce_retracing=True)\n"
+    )
+
+
+def test_unsafe_fixes_are_named_in_the_summary(tree: Path) -> None:
+    source = "import random\nimport tensorflow as tf\n\n@tf.function(reduce_retracing=True)\ndef f(x):\n    return x * random.random()\n"
+    (tree / "r.py").write_text(source)
+    safe = run(["fix", "r.py", "--diff"], tree)
+    assert safe.exit_code == 0 and safe.stdout == ""
+    unsafe = run(["fix", "r.py", "--diff", "--unsafe-fixes"], tree)
+    assert unsafe.exit_code == 1
+    assert "+    return x * tf.random.uniform([])" in unsafe.stdout
+    assert "1 unsafe fix (AS102)" in unsafe.stderr
+
+
+def test_json_format_lists_what_is_left(tree: Path) -> None:
+    result = run(["fix", "pkg/left.py", "--format", "json"], tree)
+    assert [f["code"] for f in json.loads(result.stdout)] == ["AS105"]
+
+
+def test_verify_needs_a_profile(tree: Path) -> None:
+    result = run(["fix", "pkg", "--verify"], tree)
+    assert result.exit_code == 2 and "--verify needs --profile" in result.stderr
+    assert (tree / "pkg" / "dirty.py").read_text() == DIRTY
+
+
+def test_jobs_gives_the_same_result(tree: Path) -> None:
+    for i in range(5):
+        (tree / "pkg" / f"d{i}.py").write_text(DIRTY)
+    result = run(["fix", "pkg", "-j", "2", "--diff"], tree)
+    assert result.exit_code == 1
+    assert result.stdout.count("+@tf.function(reduce_retracing=True)") == 6
+
+
+# -- with a profile --------------------------------------------------------------------------
+
+
+def tensor(*shape: int) -> dict[str, object]:
+    return {"kind": "tensor", "shape": list(shape), "dtype": "float32"}
+
+
+def write_profile(root: Path, train: str, *, stale: bool = False) -> Path:
+    """A hand-written profile: step retraced on shapes and a Python float; other on objects."""
+
+    def sha(qualname: str) -> str:
+        lines = train.splitlines()
+        start = next(i for i, line in enumerate(lines) if f"def {qualname.split('.')[-1]}(" in line)
+        end = start + 1
+        return source_hash_from_file_text(train, start + 1, end + 1)
+
+    step_calls = [((32, 17), 0.1), ((32, 20), 0.2), ((32, 24), 0.3)]
+    profile = {
+        "autosig_profile": 1,
+        "project_root": str(root),
+        "functions": [
+            {
+                "path": "src/train.py",
+                "qualname": "Model.step",
+                "line": 6,
+                "source_sha256": "0" * 64 if stale else sha("Model.step"),
+                "editable": True,
+                "is_method": True,
+                "params": [
+                    {"name": "x", "kind": "POSITIONAL_OR_KEYWORD"},
+                    {"name": "lr", "kind": "POSITIONAL_OR_KEYWORD"},
+                ],
+                "calls": 3,
+                "traces": 3,
+                "signatures": [
+                    {
+                        "args": {
+                            "x": tensor(*shape),
+                            "lr": {"kind": "python", "type": "float", "value": lr},
+                        },
+                        "passed": {"x": "positional", "lr": "positional"},
+                        "calls": 1,
+                        "traces": 1,
+                    }
+                    for shape, lr in step_calls
+                ],
+            },
+            {
+                "path": "src/train.py",
+                "qualname": "other",
+                "line": 11,
+                "source_sha256": sha("other"),
+                "editable": True,
+                "params": [
+                    {"name": "x", "kind": "POSITIONAL_OR_KEYWORD"},
+                    {"name": "cfg", "kind": "POSITIONAL_OR_KEYWORD"},
+                ],
+                "calls": 2,
+                "traces": 2,
+                "object_instances": {"cfg": 2},
+                "signatures": [
+                    {
+                        "args": {"x": tensor(4), "cfg": {"kind": "object", "type": "mod.Config"}},
+                        "passed": {"x": "positional", "cfg": "positional"},
+                        "calls": 2,
+                        "traces": 2,
+                    }
+                ],
+            },
+            {
+                "path": "elsewhere/lib.py",
+                "qualname": "helper",
+                "line": 3,
+                "source_sha256": None,
+                "editable": True,
+                "params": [{"name": "x", "kind": "POSITIONAL_OR_KEYWORD"}],
+                "calls": 2,
+                "traces": 2,
+                "signatures": [
+                    {
+                        "args": {"x": tensor(n)},
+                        "passed": {"x": "positional"},
+                        "calls": 1,
+                        "traces": 1,
+                    }
+                    for n in (1, 2)
+                ],
+            },
+        ],
+    }
+    path = root / ".autosig" / "profile.json"
+    path.parent.mkdir(exist_ok=True)
+    path.write_text(json.dumps(profile))
+    return path
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "train.py").write_text(TRAIN)
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "elsewhere" / "lib.py").write_text(
+        "import tensorflow as tf\n@tf.function\ndef helper(x):\n    return x\n"
+    )
+    return tmp_path
+
+
+def test_profile_end_to_end(project: Path) -> None:
+    profile = write_profile(project, TRAIN)
+    # run from inside src/: the profile's paths are relative to its project root
+    result = run(["fix", "train.py", "--profile", str(profile)], project / "src")
+    assert result.exit_code == 0, result.output
+    new = (project / "src" / "train.py").read_text()
+    assert new == TRAIN.replace(
+        "    @tf.function(jit_compile=True)\n",
+        "    @tf.function(jit_compile=True, input_signature=[\n"
+        "        tf.TensorSpec(shape=[32, None], dtype=tf.float32),\n"
+        "        tf.TensorSpec(shape=[], dtype=tf.float32),\n"
+        "    ])\n",
+    ).replace("@tf.function\ndef other", "@tf.function(reduce_retracing=True)\ndef other")
+    assert "input_signature for Model.step; reduce_retracing=True for other" in result.stderr
+    assert "`cfg` is a Python object" in result.stderr
+    # profiled code outside the PATH arguments is never written
+    assert (
+        (project / "elsewhere" / "lib.py")
+        .read_text()
+        .startswith("import tensorflow as tf\n@tf.function\n")
+    )
+    again = run(["fix", "train.py", "--profile", str(profile), "--diff"], project / "src")
+    assert again.exit_code == 0 and again.stdout == ""
+
+
+def test_profile_without_profile_codes_selected_is_static_only(project: Path) -> None:
+    profile = write_profile(project, TRAIN)
+    result = run(["fix", "src", "--profile", str(profile), "--select", "AS1", "--diff"], project)
+    assert "input_signature" not in result.stdout
+    assert "+@tf.function(reduce_retracing=True)" in result.stdout  # AS107
+
+
+def test_stale_function_refused_others_fixed(project: Path) -> None:
+    profile = write_profile(project, TRAIN, stale=True)
+    result = run(["fix", "src", "--profile", str(profile), "--ignore", "AS107"], project)
+    assert result.exit_code == 1
+    new = (project / "src" / "train.py").read_text()
+    assert "input_signature" not in new
+    assert "@tf.function(reduce_retracing=True)\ndef other" in new
+    assert "Model.step (line 6): not fixed: changed since it was profiled" in result.stderr
+
+
+def test_bad_profile_is_exit_2_and_nothing_written(project: Path) -> None:
+    bad = project / "bad.json"
+    bad.write_text("{not json")
+    result = run(["fix", "src", "--profile", str(bad)], project)
+    assert result.exit_code == 2 and "bad.json: error: corrupt profile" in result.stderr
+    assert (project / "src" / "train.py").read_text() == TRAIN
+
+
+def test_relax_option_is_passed_to_inference(project: Path) -> None:
+    profile = write_profile(project, TRAIN)
+    fixed = run(["fix", "src", "--profile", str(profile), "--diff"], project)
+    assert "tf.TensorSpec(shape=[32, None], dtype=tf.float32)" in fixed.stdout
+    relaxed = run(["fix", "src", "--profile", str(profile), "--relax", "batch", "--diff"], project)
+    assert relaxed.exit_code == 1
+    assert "tf.TensorSpec(shape=[None, None], dtype=tf.float32)" in relaxed.stdout
+
+
+NO_TF = """
+import sys
+from autosig.cli import main
+try:
+    main(sys.argv[1:])
+except SystemExit:
+    pass
+loaded = sorted(m for m in sys.modules if m.split(".")[0] in ("tensorflow", "keras"))
+print("LOADED", loaded, file=sys.stderr)
+"""
+
+
+def test_fix_never_imports_tensorflow_even_with_a_profile(project: Path) -> None:
+    profile = write_profile(project, TRAIN)
+    for args in (["fix", "src", "--diff"], ["fix", "src", "--profile", str(profile), "--diff"]):
+        proc = subprocess.run(
+            [sys.executable, "-c", NO_TF, *args],
+            cwd=project,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert proc.returncode == 0, proc.stderr
+        assert "+@tf.function" in proc.stdout or "input_signature" in proc.stdout
+        assert "LOADED []" in proc.stderr
