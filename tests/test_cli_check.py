@@ -227,6 +227,11 @@ def test_unknown_rule_code_is_a_usage_error(tmp_path: Path) -> None:
     assert result.exit_code == 2 and "unknown rule code 'AS108'" in result.stderr
 
 
+def test_jobs_must_be_positive(tmp_path: Path) -> None:
+    result = run(["-j", "0", str(tmp_path)])
+    assert result.exit_code == 2 and "0 is not a positive number of processes" in result.stderr
+
+
 def test_no_paths_is_a_usage_error() -> None:
     result = run([])
     assert result.exit_code == 2 and "Missing argument" in result.stderr

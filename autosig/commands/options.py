@@ -48,6 +48,12 @@ def parse_codes(
     return tuple(codes)
 
 
+def _positive(ctx: click.Context, param: click.Parameter, value: int | None) -> int | None:
+    if value is not None and value < 1:
+        raise click.BadParameter(f"{value} is not a positive number of processes")
+    return value
+
+
 def format_option(func: F) -> F:
     return click.option(
         "--format",
@@ -65,7 +71,8 @@ def jobs_option(func: F) -> F:
     return click.option(
         "-j",
         "--jobs",
-        type=click.IntRange(min=1),
+        type=int,
+        callback=_positive,
         default=None,
         metavar="N",
         help="Parse files in N worker processes [default: config 'jobs', else one per CPU; "
