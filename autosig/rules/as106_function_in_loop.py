@@ -45,9 +45,10 @@ class FunctionCreatedPerCall(Rule):
 
     This rule looks at where functions are created, so unlike the others it also
     reports code outside any tf.function. Creation at module level, in a class body,
-    in `__init__`/`build`/`setup`/`main`, in a factory that returns the function, stored
-    on `self`, or used in a loop of the creating function (created once per run) is
-    not reported.
+    in `__init__`/`build`/`setup`/`main` or a `test*` function, in a factory that
+    returns the function, stored on `self`, or used in a loop of the creating function
+    (created once per run) is not reported; neither is creation while another
+    tf.function is traced (once per trace, not per call).
 
     ## Example
     ```python
@@ -87,6 +88,8 @@ class FunctionCreatedPerCall(Rule):
         "    def step(x):\n        return model(x)\n    for x in data:\n        step(x)\n",
         "import tensorflow as tf\nclass M:\n    def compile(self, model):\n"
         "        self.fn = tf.function(model)\n",
+        "import tensorflow as tf\ndef test_double():\n    @tf.function\n"
+        "    def double(x):\n        return 2 * x\n    assert double(1) == 2\n",
     ]
     INVALID = [
         Invalid(
@@ -170,8 +173,8 @@ def _created_per_call(
     ctx: RuleContext, site: FunctionSite, creation: cst.CSTNode, outer: cst.FunctionDef
 ) -> bool:
     """Created in ``outer`` and called there outside any loop, never handed out."""
-    if outer.name.value in SETUP_FUNCTIONS:
-        return False
+    if outer.name.value in SETUP_FUNCTIONS or outer.name.value.startswith("test"):
+        return False  # set-up code and tests run once
     bound = _bound_name(ctx, site, creation)
     if bound is None:
         return False  # stored on self, in a dict, passed on: it may well be cached
