@@ -9,7 +9,7 @@ from autosig.rewrite import signature as signature_module
 from autosig.rewrite.edits import apply_edits
 from autosig.rewrite.signature import MAX_LINE_LENGTH, reduce_retracing_edit, signature_edit
 from autosig.rules.context import RuleContext
-from autosig.specs import DictNode, RaggedSpecNode, SpecNode, TensorSpecNode
+from autosig.specs import DictNode, RaggedSpecNode, SpecNode, TensorSpecNode, TupleNode
 
 X = [TensorSpecNode((None,), "int32")]
 XYZ = [
@@ -201,8 +201,44 @@ def test_nested_and_ragged_specs_render_with_alias(wide: None) -> None:
     ]
     source = "import tensorflow as t\n@t.function\ndef f(batch):\n    return batch\n"
     assert sign(source, specs) == (
-        "import tensorflow as t\n@t.function(input_signature=[{'ids': t.RaggedTensorSpec("
+        'import tensorflow as t\n@t.function(input_signature=[{"ids": t.RaggedTensorSpec('
         "shape=[None, None], dtype=t.int32, ragged_rank=1)}])\ndef f(batch):\n    return batch\n"
+    )
+
+
+def test_dict_keys_use_the_files_quotes(wide: None) -> None:
+    specs: list[SpecNode] = [DictNode((("a", TensorSpecNode((), "int32")),))]
+    single = "import tensorflow as tf\nNAME = 'x'\n@tf.function\ndef f(d):\n    return d['a']\n"
+    assert "[{'a': tf.TensorSpec(" in sign(single, specs)
+    double = single.replace("'", '"')
+    assert '[{"a": tf.TensorSpec(' in sign(double, specs)
+
+
+def test_long_nested_spec_is_broken_level_by_level() -> None:
+    leaf = TensorSpecNode((None,), "float32")
+    specs: list[SpecNode] = [
+        DictNode(
+            (
+                ("user", DictNode((("age", leaf), ("income", leaf)))),
+                ("item", DictNode((("price", leaf),))),
+            )
+        ),
+        TupleNode((leaf,)),
+    ]
+    source = "import tensorflow as tf\n@tf.function\ndef f(features, extra):\n    return features\n"
+    assert sign(source, specs) == (
+        "import tensorflow as tf\n"
+        "@tf.function(input_signature=[\n"
+        "    {\n"
+        '        "user": {\n'
+        '            "age": tf.TensorSpec(shape=[None], dtype=tf.float32),\n'
+        '            "income": tf.TensorSpec(shape=[None], dtype=tf.float32),\n'
+        "        },\n"
+        '        "item": {"price": tf.TensorSpec(shape=[None], dtype=tf.float32)},\n'
+        "    },\n"
+        "    (tf.TensorSpec(shape=[None], dtype=tf.float32),),\n"
+        "])\n"
+        "def f(features, extra):\n    return features\n"
     )
 
 

@@ -22,7 +22,7 @@ from autosig.discover import FunctionSite
 from autosig.rules.as107_no_signature import append_arg
 from autosig.rules.base import ImportNeeded
 from autosig.rules.context import RuleContext
-from autosig.specs import SpecNode, render_signature, render_spec
+from autosig.specs import DictNode, ListNode, SpecNode, TupleNode, render_spec
 
 MAX_LINE_LENGTH = 88
 """Longer lines get one spec per line (black's default width)."""
@@ -57,7 +57,8 @@ def signature_edit(ctx: RuleContext, site: FunctionSite, specs: Sequence[SpecNod
         return SiteEdit(problem=problem)
     tf = ctx.tf_alias
     imports = ctx.tf_imports()
-    one_line = render_signature(list(specs), tf)
+    quote = _preferred_quote(ctx)
+    one_line = _render(ListNode(tuple(specs)), tf, quote)
     call = site.call
     existing = _signature_arg(site) if call is not None else None
     if existing is not None:
@@ -205,13 +206,82 @@ def _value(
 
 
 def _multiline(ctx: RuleContext, specs: Sequence[SpecNode], indent: str) -> cst.BaseExpression:
-    """``[`` newline, one spec per line one indent deeper, ``]`` back at ``indent``."""
-    step = ctx.module.default_indent
-    items = "".join(f"{indent}{step}{render_spec(s, ctx.tf_alias)},\n" for s in specs)
-    expression = cst.parse_expression(f"[\n{items}{indent}]")
-    # The indentation written above is absolute (taken from the source line), so it
+    """``[`` newline, one spec per line one indent deeper, ``]`` back at ``indent``.
+
+    A nested spec (dict, tuple, list) that is still too long is broken the same way.
+    """
+    text = _layout(
+        ListNode(tuple(specs)),
+        ctx.tf_alias,
+        _preferred_quote(ctx),
+        indent,
+        ctx.module.default_indent,
+    )
+    # The indentation written here is absolute (taken from the source line), so it
     # must not be added to the block's own indentation again.
-    return expression.visit(_AbsoluteIndent())  # type: ignore[return-value]
+    return cst.parse_expression(text).visit(_AbsoluteIndent())  # type: ignore[return-value]
+
+
+_BRACKETS: dict[type, str] = {ListNode: "[]", TupleNode: "()", DictNode: "{}"}
+
+
+def _render(node: SpecNode, tf: str, quote: str) -> str:
+    """One-line source for ``node`` (``specs.render_spec``, dict keys in the file's quotes)."""
+    if isinstance(node, DictNode):
+        return (
+            "{"
+            + ", ".join(f"{_key(k, quote)}: {_render(v, tf, quote)}" for k, v in node.items)
+            + "}"
+        )
+    if isinstance(node, (ListNode, TupleNode)):
+        inner = ", ".join(_render(item, tf, quote) for item in node.items)
+        if isinstance(node, TupleNode) and len(node.items) == 1:
+            inner += ","
+        brackets = _BRACKETS[type(node)]
+        return f"{brackets[0]}{inner}{brackets[1]}"
+    return render_spec(node, tf)
+
+
+def _layout(
+    node: SpecNode, tf: str, quote: str, indent: str, step: str, column: int | None = None
+) -> str:
+    """Source for ``node`` starting at ``column``: one line if it fits, else one item per line."""
+    one_line = _render(node, tf, quote)
+    brackets = _BRACKETS.get(type(node))
+    fits = column is not None and column + len(one_line) + 1 <= MAX_LINE_LENGTH
+    if brackets is None or fits:
+        return one_line
+    inner = indent + step
+    items: list[str] = []
+    if isinstance(node, DictNode):
+        for key, value in node.items:
+            head = f"{_key(key, quote)}: "
+            items.append(head + _layout(value, tf, quote, inner, step, len(inner) + len(head)))
+    else:
+        assert isinstance(node, (ListNode, TupleNode))
+        items = [_layout(item, tf, quote, inner, step, len(inner)) for item in node.items]
+    body = "".join(f"{inner}{item},\n" for item in items)
+    return f"{brackets[0]}\n{body}{indent}{brackets[1]}"
+
+
+def _key(key: str, quote: str) -> str:
+    text = repr(key)
+    if quote == '"' and text.startswith("'") and '"' not in key and "\\" not in text:
+        return f'"{key}"'
+    return text
+
+
+def _preferred_quote(ctx: RuleContext) -> str:
+    """The quote most of the file's string literals use (black's double quote on a tie)."""
+    counts = {"'": 0, '"': 0}
+
+    class _Count(cst.CSTVisitor):
+        def visit_SimpleString(self, node: cst.SimpleString) -> None:
+            quote = node.quote[0]
+            counts[quote] = counts.get(quote, 0) + 1
+
+    ctx.module.visit(_Count())
+    return "'" if counts["'"] > counts['"'] else '"'
 
 
 class _AbsoluteIndent(cst.CSTTransformer):
