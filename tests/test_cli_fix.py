@@ -366,3 +366,66 @@ def test_fix_never_imports_tensorflow_even_with_a_profile(project: Path) -> None
         assert proc.returncode == 0, proc.stderr
         assert "+@tf.function" in proc.stdout or "input_signature" in proc.stdout
         assert "LOADED []" in proc.stderr
+
+
+VARYING = """\
+import tensorflow as tf
+
+
+@tf.function
+def scale(x):
+    return x * 2.0
+"""
+
+DRIVER = """\
+import numpy as np
+import tensorflow as tf
+
+from model import scale
+
+for n in range(2, 7):
+    print(float(tf.reduce_sum(scale(tf.constant(np.arange(n, dtype=np.float32))))))
+print("TRACES", scale.experimental_get_tracing_count())
+"""
+
+
+@pytest.mark.tf
+@pytest.mark.slow
+def test_profile_then_fix_verify_writes_the_verified_signature(tmp_path: Path) -> None:
+    (tmp_path / "model.py").write_text(VARYING)
+    (tmp_path / "driver.py").write_text(DRIVER)
+    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2", "PYTHONPATH": str(tmp_path)}
+    autosig = [sys.executable, "-m", "autosig"]
+    profiled = subprocess.run(
+        [*autosig, "profile", "--", sys.executable, "driver.py"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert profiled.returncode == 0, profiled.stderr
+    assert "TRACES 5" in profiled.stdout
+    fixed = subprocess.run(
+        [*autosig, "fix", "model.py", "--profile", ".autosig/profile.json", "--verify"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert fixed.returncode == 0, fixed.stderr
+    assert "verify: model.py:5: scale: equivalent" in fixed.stderr
+    assert (
+        "@tf.function(input_signature=[tf.TensorSpec(shape=[None], dtype=tf.float32)])"
+        in (tmp_path / "model.py").read_text()
+    )
+    rerun = subprocess.run(
+        [sys.executable, "driver.py"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert "TRACES 1" in rerun.stdout

@@ -184,7 +184,7 @@ def command(
 
     if verify:
         try:
-            _gate(profile, root, by_file, unsafe, config, relax)
+            _gate(profile, root, plan, by_file, unsafe, config, relax, errors)
         except AutosigError as exc:
             _fail(exc)
 
@@ -422,10 +422,12 @@ def fix_task(task: _Task) -> FixResult | AutosigError:
 def _gate(
     profile: Any,
     root: Path,
+    plan: Plan | None,
     by_file: list[tuple[_File, FixResult]],
     unsafe: bool,
     config: Config,
     relax: str | None,
+    errors: list[AutosigError],
 ) -> None:
     """Replace each result by what verified (``autosig.verify.gate``); withhold the rest."""
     try:
@@ -445,10 +447,17 @@ def _gate(
         unsafe_fixes=unsafe,
         infer_options=_infer_options(config, relax, root),
         rules_for=lambda rel: rules.get(rel, []),
+        plan=plan if plan is not None else Plan(),  # no profile codes selected: none
         sources={rel: file.source.text for rel, (file, _) in files.items()},
     )
+    report = gated.report
+    for verdict in report.functions if report is not None else []:
+        click.echo(
+            f"verify: {verdict.path}:{verdict.line}: {verdict.qualname}: {verdict.status}", err=True
+        )
     for line in gated.messages():
         click.echo(f"verify: {line}", err=True)
+    errors.extend(report.errors if report is not None else [])
     for rel, (file, result) in files.items():
         if rel in gated.withheld:
             result.withheld.append(f"verification failed: {gated.withheld[rel]}")
