@@ -256,3 +256,4 @@ def test_pytest_plugin_records_the_test_suite_across_xdist_workers(tmp_path: Pat
     (double,) = profile.functions
     assert (double.qualname, double.calls, double.traces) == ("double", 2, 2)
     assert not (tmp_path / "prof.json.parts").exists()  # xdist workers' parts merged
+    assert profile.runs == 1

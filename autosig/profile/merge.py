@@ -198,8 +198,13 @@ def _renumber(profile: Profile, arrays: dict[str, Any]) -> tuple[Profile, dict[s
     return profile, out_arrays
 
 
-def merge_files(inputs: Iterable[Path | str], output: Path | str) -> Profile:
-    """Load, merge and write; the samples ``.npz`` files are merged alongside."""
+def merge_files(
+    inputs: Iterable[Path | str], output: Path | str, *, one_run: bool = False
+) -> Profile:
+    """Load, merge and write; the samples ``.npz`` files are merged alongside.
+
+    ``one_run``: the inputs are processes of one run (pytest-xdist workers), not runs.
+    """
     from autosig.profile.samples import load_arrays, save_arrays
 
     paths = [Path(p) for p in inputs]
@@ -211,6 +216,8 @@ def merge_files(inputs: Iterable[Path | str], output: Path | str) -> Profile:
         else:
             arrays.append({})
     merged, merged_arrays = merge_profiles(profiles, arrays)
+    if one_run:
+        merged.runs = 1
     out = Path(output)
     npz = samples_path(out)
     if merged_arrays:

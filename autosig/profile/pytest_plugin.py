@@ -3,7 +3,8 @@
 Registered through the ``pytest11`` entry point, so it loads in every pytest run: it
 imports nothing heavy unless the option is given, and the recorder never imports
 TensorFlow itself. Under pytest-xdist each worker records into ``FILE.parts/`` and
-the controller merges the parts into FILE when the session ends.
+writes its part at session finish (before it reports back: the controller may stop
+workers before their unconfigure hooks run); the controller merges the parts into FILE.
 """
 
 from __future__ import annotations
@@ -53,12 +54,23 @@ def pytest_configure(config: Any) -> None:
     config._autosig_profile = path
 
 
-def pytest_unconfigure(config: Any) -> None:
+def _finish(config: Any) -> bool:
+    """Stop recording and write the profile (once); False if nothing was recording."""
     recorder = getattr(config, "_autosig_recorder", None)
     if recorder is None:
-        return
+        return False
+    config._autosig_recorder = None
     recorder.__exit__(None, None, None)
-    if getattr(config, "workerinput", None) is not None:
+    return True
+
+
+def pytest_sessionfinish(session: Any) -> None:
+    if getattr(session.config, "workerinput", None) is not None:
+        _finish(session.config)
+
+
+def pytest_unconfigure(config: Any) -> None:
+    if not _finish(config) or getattr(config, "workerinput", None) is not None:
         return
     parts = _parts_dir(config._autosig_profile)
     if parts.is_dir():
@@ -67,5 +79,5 @@ def pytest_unconfigure(config: Any) -> None:
         from autosig.profile.merge import merge_files
 
         inputs = [config._autosig_profile, *sorted(parts.glob("*.json"))]
-        merge_files(inputs, config._autosig_profile)
+        merge_files(inputs, config._autosig_profile, one_run=True)
         shutil.rmtree(parts, ignore_errors=True)
