@@ -291,6 +291,17 @@ def test_as107_keeps_multiline_argument_layout_without_trailing_comma() -> None:
     )
 
 
+def test_as107_single_argument_on_its_own_line() -> None:
+    source = (
+        "import tensorflow as tf\n@tf.function(\n    jit_compile=True\n)\ndef f(x):\n    return x\n"
+    )
+    fixed, _ = fix_text(source, "m.py", select=["AS107"])
+    assert fixed == (
+        "import tensorflow as tf\n@tf.function(\n    jit_compile=True,\n    reduce_retracing=True\n)\n"
+        "def f(x):\n    return x\n"
+    )
+
+
 def test_as103_two_counters_added_to_one_init() -> None:
     source = (
         "import tensorflow as tf\nclass M:\n    a = 0\n    b = 0.0\n    def __init__(self):\n"

@@ -172,6 +172,8 @@ def append_arg(call: cst.Call, new: cst.Arg) -> list[cst.Arg]:
         return args
     if len(args) > 1 and isinstance(args[-2].comma, cst.Comma):
         separator = args[-2].comma
+    elif isinstance(call.whitespace_before_args, cst.ParenthesizedWhitespace):
+        separator = cst.Comma(whitespace_after=call.whitespace_before_args)  # one per line
     else:
         separator = cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
     args[-1] = last.with_changes(comma=separator, whitespace_after_arg=cst.SimpleWhitespace(""))
