@@ -154,6 +154,12 @@ def test_unsafe_fixes_are_named_in_the_summary(tree: Path) -> None:
     assert unsafe.exit_code == 1
     assert "+    return x * tf.random.uniform([])" in unsafe.stdout
     assert "1 unsafe fix (AS102)" in unsafe.stderr
+    run(["fix", "r.py", "--unsafe-fixes", "--patch-out", "r.patch"], tree)
+    header = (tree / "r.patch").read_text().split("--- a/r.py")[0]
+    assert "# r.py: changes: 1 unsafe fix (AS102)" in header
+    assert "#   UNSAFE AS102 line 6 in f: random.random()" in header
+    assert run(["apply", "r.patch"], tree).exit_code == 0
+    assert "tf.random.uniform([])" in (tree / "r.py").read_text()
 
 
 def test_json_format_lists_what_is_left(tree: Path) -> None:

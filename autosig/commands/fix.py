@@ -35,7 +35,7 @@ from autosig.plan import Plan
 from autosig.progress import Progress
 from autosig.report import format_error, render_findings
 from autosig.rewrite.engine import FixResult, fix_text
-from autosig.rewrite.summary import file_summary, total_summary
+from autosig.rewrite.summary import file_summary, patch_header, total_summary
 
 MIN_FILES_FOR_POOL = 4
 
@@ -198,7 +198,8 @@ def command(
         click.echo(diff, nl=False)
     if patch_out is not None:
         try:
-            write_patch(patch_out, diff)
+            header = patch_header([result for _, result in by_file]) if diff else ""
+            write_patch(patch_out, header + diff)
         except AutosigError as exc:
             errors.append(exc)
     if not dry_run:

@@ -20,7 +20,7 @@ def _codes(counter: Counter[str]) -> str:
     return ", ".join(f"{code} x{n}" if n > 1 else code for code, n in sorted(counter.items()))
 
 
-def file_summary(result: FixResult, *, written: bool) -> list[str]:
+def file_summary(result: FixResult, *, written: bool, verb: str | None = None) -> list[str]:
     """Lines for one file (none when nothing changed and nothing is left)."""
     if not result.changed and not result.left:
         return []
@@ -40,7 +40,7 @@ def file_summary(result: FixResult, *, written: bool) -> list[str]:
             f"{_plural(sum(unsafe.values()), 'unsafe fix', 'unsafe fixes')} ({_codes(unsafe)})"
         )
     if result.changed:
-        verb = "fixed" if written else "would fix"
+        verb = verb or ("fixed" if written else "would fix")
         head = f"{result.path}: {verb}: {'; '.join(parts) or 'changes'}"
     else:
         head = f"{result.path}: nothing changed"
@@ -76,3 +76,23 @@ def total_summary(
     if errors:
         line += f"; {_plural(errors, 'error')}"
     return line + "."
+
+
+def patch_header(results: Sequence[FixResult]) -> str:
+    """Comment lines put before the diffs of a patch file, for its reviewer.
+
+    Each changed file's summary, and every unsafe fix on a line of its own. Lines start
+    with ``#`` and none is blank, so ``autosig apply``, ``git apply`` and ``patch``
+    all skip them as the text before a diff.
+    """
+    lines = ["# autosig fix: review the changes below, then `autosig apply` this file"]
+    for result in results:
+        if not result.changed:
+            continue
+        head = file_summary(result, written=False, verb="changes")[0]
+        lines.append(f"# {head}")
+        for fix in result.applied:
+            if fix.unsafe:
+                where = f" in {fix.qualname}" if fix.qualname else ""
+                lines.append(f"#   UNSAFE {fix.code} line {fix.line}{where}: {fix.description}")
+    return "".join(line.replace("\n", " ") + "\n" for line in lines)
