@@ -326,6 +326,15 @@ def test_as103_int_counter_with_float_step_is_not_fixed() -> None:
     assert not finding.fixable and "not a number literal matching 0.5" in finding.message
 
 
+def test_as103_global_set_before_the_tensorflow_import_is_not_fixed() -> None:
+    source = (
+        "counter = 0\nimport tensorflow as tf\n@tf.function\ndef f(x):\n"
+        "    global counter\n    counter += 1\n    return x\n"
+    )
+    (finding,) = findings(source, "AS103")
+    assert not finding.fixable and "before TensorFlow is imported" in finding.message
+
+
 def test_as103_nonlocal_inside_the_traced_function_is_local_state() -> None:
     source = (
         "import tensorflow as tf\n@tf.function\ndef f(x):\n    n = 0\n    def inc():\n"

@@ -374,6 +374,8 @@ def _global_fix(
             start = stmt.body[0]  # type: ignore[attr-defined]
     if start is None:
         return f"the module does not set {name} to a number"
+    if not ctx.tf_bound_before(start):
+        return f"{name} is set before TensorFlow is imported"
     allowed = {id(start.targets[0].target)}
     for assignment in scope.assignments[name]:
         target = assignment.node

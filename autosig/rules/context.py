@@ -46,7 +46,7 @@ class RuleContext:
         self.sites = sites
         self.path = path
         self.text = self.module.code
-        self.tf_alias, self.tf_import = _tensorflow_alias(self.module)
+        self.tf_alias, self.tf_import, self._tf_statement = _tensorflow_alias(self.module)
 
     @classmethod
     def from_text(cls, text: str, path: str) -> RuleContext:
@@ -148,6 +148,16 @@ class RuleContext:
         """``<alias>.<dotted>`` as an expression, e.g. ``tf2.random.uniform``."""
         return cst.parse_expression(f"{self.tf_alias}.{dotted}")
 
+    def tf_bound_before(self, node: cst.CSTNode) -> bool:
+        """Module-level code at ``node`` can use the TensorFlow alias (import above it).
+
+        An import autosig adds goes after the file's leading imports, so before any
+        other statement.
+        """
+        if self._tf_statement is None:
+            return True
+        return self.position(self._tf_statement)[0] < self.position(node)[0]
+
     def tf_imports(self) -> list[ImportNeeded]:
         """The import generated code needs ([] when the file already binds TensorFlow)."""
         return [self.tf_import] if self.tf_import is not None else []
@@ -191,25 +201,28 @@ class _Collect(cst.CSTVisitor):
         return True
 
 
-def _tensorflow_alias(module: cst.Module) -> tuple[str, ImportNeeded | None]:
-    """The name this file binds TensorFlow to at module level, or ``tf`` plus its import."""
+def _tensorflow_alias(
+    module: cst.Module,
+) -> tuple[str, ImportNeeded | None, cst.SimpleStatementLine | None]:
+    """The name this file binds TensorFlow to at module level (and the statement that
+    binds it), or ``tf`` plus the import to add."""
     for stmt in _module_level_statements(module.body):
         for small in stmt.body:
             if isinstance(small, cst.Import):
                 for alias in small.names:
                     dotted = _dotted(alias.name)
                     if alias.asname is not None and dotted in TENSORFLOW_MODULES:
-                        return _asname(alias), None
+                        return _asname(alias), None, stmt
                     if alias.asname is None and dotted.split(".")[0] == "tensorflow":
-                        return "tensorflow", None
+                        return "tensorflow", None, stmt
             elif isinstance(small, cst.ImportFrom) and small.module is not None:
                 base = _dotted(small.module)
                 if isinstance(small.names, cst.ImportStar):
                     continue
                 for alias in small.names:
                     if f"{base}.{_dotted(alias.name)}" in TENSORFLOW_MODULES[1:]:
-                        return _asname(alias) or _dotted(alias.name), None
-    return "tf", ImportNeeded("tensorflow", None, "tf")
+                        return _asname(alias) or _dotted(alias.name), None, stmt
+    return "tf", ImportNeeded("tensorflow", None, "tf"), None
 
 
 def _module_level_statements(body: Any) -> Iterator[cst.SimpleStatementLine]:
