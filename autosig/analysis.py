@@ -12,7 +12,7 @@ semantics (``reduce_retracing``) instead of tensorizing.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterator
+from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass
 
 import libcst as cst
@@ -23,6 +23,8 @@ from libcst.metadata import (
     QualifiedNameProvider,
     QualifiedNameSource,
 )
+
+from autosig.supertype import TF_DTYPES
 
 FunctionNode = cst.FunctionDef | cst.Lambda
 
@@ -77,6 +79,68 @@ TF_APIS_NEEDING_VALUES = (
 """TensorFlow APIs whose arguments are configuration (Python ints/strings), not tensors."""
 
 TENSOR_SAFE_METHODS = frozenset({"assign", "assign_add", "assign_sub"})
+
+ARITHMETIC = (
+    cst.Add,
+    cst.Subtract,
+    cst.Multiply,
+    cst.Divide,
+    cst.FloorDivide,
+    cst.Modulo,
+    cst.Power,
+    cst.MatrixMultiply,
+)
+
+FLOAT32_DEFAULT_APIS = frozenset(
+    {
+        "ones",
+        "zeros",
+        "eye",
+        "random.uniform",
+        "random.normal",
+        "random.truncated_normal",
+        "random.stateless_uniform",
+        "random.stateless_normal",
+        "one_hot",
+    }
+)
+"""TensorFlow constructors whose result is float32 unless a dtype is given."""
+
+DTYPE_CHANGING_APIS = frozenset(
+    {
+        "shape",
+        "size",
+        "rank",
+        "argmax",
+        "argmin",
+        "math.argmax",
+        "math.argmin",
+        "equal",
+        "not_equal",
+        "greater",
+        "greater_equal",
+        "less",
+        "less_equal",
+        "logical_and",
+        "logical_or",
+        "logical_not",
+        "constant",
+        "convert_to_tensor",
+        "range",
+        "where",
+        "unique",
+        "bitcast",
+        "complex",
+        "math.real",
+        "math.imag",
+        "fill",
+        "reduce_any",
+        "reduce_all",
+        "py_function",
+        "numpy_function",
+    }
+)
+"""TensorFlow ops whose result dtype is not their first argument's (or not evident)."""
 """Methods (of tf.Variable and friends) that take a tensor value."""
 
 
@@ -89,6 +153,8 @@ class PythonUse:
     code: str
     """The offending expression, shortened."""
     why: str
+    priority: int = 0
+    """0: Python needs the value itself; 1: only a dtype mismatch (fixable with tf.cast)."""
 
     def describe(self) -> str:
         return f"{self.why}: `{self.code}` (line {self.line})"
@@ -116,17 +182,22 @@ def python_only_uses(
     function: FunctionNode,
     params: Collection[str],
     tensor_params: Collection[str] = (),
+    dtypes: Mapping[str, str] | None = None,
 ) -> dict[str, list[PythonUse]]:
     """For each of ``params``, the uses in ``function`` where it must stay a Python value.
 
     ``function`` must be a node of ``wrapper.module``. ``tensor_params`` are parameters
     known (from the profile) to be tensors: indexing them with a parameter is fine.
-    A parameter with an empty list can be tensorized.
+    ``dtypes`` maps parameters to their dtype: the planned spec dtype of each of
+    ``params`` and the observed dtype of tensor parameters. With it, arithmetic that
+    mixes a parameter with a tensor of another dtype is reported (TensorFlow does not
+    promote: an int32 scalar times a float32 tensor fails, where the Python int would
+    have been converted). A parameter with an empty list can be tensorized.
     """
     collector = _Collector()
     with collector.resolve(wrapper):
         function.visit(collector)
-    analysis = _Analysis(function, set(params), set(tensor_params), collector)
+    analysis = _Analysis(function, set(params), set(tensor_params), collector, dict(dtypes or {}))
     result: dict[str, list[PythonUse]] = {p: [] for p in params}
     seen: set[tuple[str, int, str]] = set()
     for use in analysis.uses():
@@ -136,7 +207,7 @@ def python_only_uses(
             result[use.param].append(use)
     for found in result.values():
         # Most specific first: ``[x] * n`` before the ``return`` that contains it.
-        found.sort(key=lambda u: (u.line, len(u.code)))
+        found.sort(key=lambda u: (u.priority, u.line, len(u.code)))
     return result
 
 
@@ -178,6 +249,7 @@ def python_only_uses_in_text(
     qualname: str,
     params: Collection[str],
     tensor_params: Collection[str] = (),
+    dtypes: Mapping[str, str] | None = None,
 ) -> dict[str, list[PythonUse]]:
     """``python_only_uses`` for the function ``qualname`` of a module's source text."""
     from autosig.discover import parse_module
@@ -186,7 +258,7 @@ def python_only_uses_in_text(
     function = find_function(wrapper.module, qualname)
     if function is None:
         raise LookupError(f"no function {qualname!r} in the source")
-    return python_only_uses(wrapper, function, params, tensor_params)
+    return python_only_uses(wrapper, function, params, tensor_params, dtypes)
 
 
 # -- the analysis proper (pure, over CST nodes) ---------------------------------------
@@ -200,6 +272,16 @@ def _target_names(target: cst.CSTNode) -> Iterator[str]:
             yield from _target_names(element.value)
     elif isinstance(target, cst.StarredElement):
         yield from _target_names(target.value)
+
+
+def _dtype_name(node: cst.BaseExpression) -> str | None:
+    """``tf.float32`` / ``tf.dtypes.int64`` / ``"float32"`` -> the dtype's name."""
+    name: object = None
+    if isinstance(node, cst.Attribute):
+        name = node.attr.value
+    elif isinstance(node, cst.SimpleString):
+        name = node.evaluated_value
+    return name if isinstance(name, str) and name in TF_DTYPES else None
 
 
 def _code(node: cst.CSTNode, limit: int = 60) -> str:
@@ -251,10 +333,13 @@ class _Analysis:
         params: set[str],
         tensor_params: set[str],
         collector: _Collector,
+        dtypes: dict[str, str],
     ) -> None:
         self.function = function
         self.params = params
         self.collector = collector
+        self.param_dtypes = {k: v for k, v in dtypes.items() if k in params}
+        self.dtypes: dict[str, str] = {k: v for k, v in dtypes.items() if k not in params}
         self.assignments: list[tuple[list[str], cst.BaseExpression]] = []
         self.sequences: set[str] = set()
         self._collect_assignments(function)
@@ -306,6 +391,12 @@ class _Analysis:
             if tensors != self.tensors:
                 self.tensors = tensors
                 changed = True
+            for name in tensors - self.params - set(self.dtypes):
+                found = {self.dtype_of(v) for names, v in self.assignments if name in names}
+                dtype = found.pop() if len(found) == 1 else None
+                if dtype is not None:
+                    self.dtypes[name] = dtype
+                    changed = True
             if not changed:
                 return
 
@@ -345,6 +436,45 @@ class _Analysis:
             return self.is_tensor(node.value, tensors)
         return False
 
+    def dtype_of(self, node: cst.CSTNode) -> str | None:
+        """The dtype of a tensor expression when it is evident from the code, else None."""
+        if isinstance(node, cst.Name):
+            return self.dtypes.get(node.value)
+        if isinstance(node, cst.BinaryOperation):
+            for side in (node.left, node.right):
+                if self.is_tensor(side):
+                    return self.dtype_of(side)
+            return None
+        if isinstance(node, cst.UnaryOperation):
+            return self.dtype_of(node.expression)
+        if isinstance(node, cst.Subscript):
+            return self.dtype_of(node.value)
+        if isinstance(node, cst.Call):
+            return self._call_dtype(node)
+        return None
+
+    def _call_dtype(self, call: cst.Call) -> str | None:
+        api = self._tf_api(call)
+        if api is None:
+            return None
+        short = api.removeprefix("tensorflow.")
+        explicit = next(
+            (a.value for a in call.args if a.keyword is not None and a.keyword.value == "dtype"),
+            None,
+        )
+        if short in ("cast", "saturate_cast", "dtypes.cast") and len(call.args) > 1:
+            explicit = call.args[1].value
+        if explicit is not None:
+            return _dtype_name(explicit)
+        if short in FLOAT32_DEFAULT_APIS:
+            return "float32"
+        if short in DTYPE_CHANGING_APIS or short.startswith(("strings.", "io.", "math.is_")):
+            return None
+        positional = [a.value for a in call.args if a.keyword is None]
+        if positional and self.is_tensor(positional[0]):
+            return self.dtype_of(positional[0])
+        return None
+
     def taint_of(self, node: cst.CSTNode) -> set[str]:
         """Parameters whose Python value flows into ``node``'s value."""
         if isinstance(node, cst.BaseExpression) and self.is_tensor(node):
@@ -375,10 +505,12 @@ class _Analysis:
             yield node
             stack.extend(reversed(node.children))
 
-    def _use(self, params: set[str], node: cst.CSTNode, why: str) -> Iterator[PythonUse]:
+    def _use(
+        self, params: set[str], node: cst.CSTNode, why: str, priority: int = 0
+    ) -> Iterator[PythonUse]:
         line = self.collector.lines.get(node, 0)
         for param in sorted(params & self.params):
-            yield PythonUse(param, line, _code(node), why)
+            yield PythonUse(param, line, _code(node), why, priority)
 
     def uses(self) -> Iterator[PythonUse]:
         if isinstance(self.function, cst.Lambda):
@@ -432,10 +564,17 @@ class _Analysis:
             yield from self._use(self.taint_of(node), node, "combined with Python `and`/`or`")
         elif isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Not):
             yield from self._use(self.taint_of(node.expression), node, "negated with Python `not`")
-        elif isinstance(node, cst.Comparison) and len(node.comparisons) > 1:
-            yield from self._use(
-                self.taint_of(node), node, "in a chained comparison (Python `and`)"
-            )
+        elif isinstance(node, cst.Comparison):
+            if len(node.comparisons) > 1:
+                yield from self._use(
+                    self.taint_of(node), node, "in a chained comparison (Python `and`)"
+                )
+            left = node.left
+            pairs = []
+            for target in node.comparisons:
+                pairs.append((left, target.comparator))
+                left = target.comparator
+            yield from self._mixing_uses(node, pairs)
         elif isinstance(node, (cst.Return, cst.Yield)) and node.value is not None:
             value = node.value
             if isinstance(value, cst.BaseExpression):
@@ -477,8 +616,49 @@ class _Analysis:
             taint, call, f"passed to `{_code(func, 40)}(...)`, which may need a Python value"
         )
 
+    def _mixing_uses(
+        self, node: cst.CSTNode, pairs: list[tuple[cst.BaseExpression, cst.BaseExpression]]
+    ) -> Iterator[PythonUse]:
+        """A parameter meeting a tensor or literal its planned dtype does not combine with."""
+        for a, b in pairs:
+            for python_side, other in ((a, b), (b, a)):
+                taint = self.taint_of(python_side) & set(self.param_dtypes)
+                for param in sorted(taint):
+                    planned = self.param_dtypes[param]
+                    if self.is_tensor(other):
+                        dtype = self.dtype_of(other)
+                        if dtype == planned or (dtype is None and planned.startswith("float")):
+                            continue
+                        what = f"a {dtype} tensor" if dtype else "a tensor of unknown dtype"
+                        yield from self._use(
+                            {param},
+                            node,
+                            f"meets {what}: as a {planned} tensor it would need tf.cast",
+                            priority=1,
+                        )
+                    elif planned.startswith("int") and isinstance(other, cst.Float):
+                        yield from self._use(
+                            {param},
+                            node,
+                            f"meets a float: as a {planned} tensor this fails",
+                            priority=1,
+                        )
+
     def _binary_uses(self, node: cst.BinaryOperation) -> Iterator[PythonUse]:
         left, right = node.left, node.right
+        if isinstance(node.operator, ARITHMETIC):
+            yield from self._mixing_uses(node, [(left, right)])
+        if isinstance(node.operator, cst.Divide) and not (
+            self.is_tensor(left) or self.is_tensor(right)
+        ):
+            ints = {
+                p
+                for p in self.taint_of(node) & set(self.param_dtypes)
+                if self.param_dtypes[p].startswith("int")
+            }
+            yield from self._use(
+                ints, node, "true division: a Python float here, a float64 tensor in TensorFlow"
+            )
         if isinstance(node.operator, cst.Multiply):
             for seq, count in ((left, right), (right, left)):
                 if _is_sequence_literal(seq) or (

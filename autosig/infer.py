@@ -43,39 +43,13 @@ from autosig.supertype import (
     INT64_MAX,
     INT64_MIN,
     RELAX_POLICIES,
+    TF_DTYPES,
     common_shape,
     python_scalar_dtype,
     relax_shape,
     shape_accepts,
     varying_dimensions,
 )
-
-TF_DTYPES = frozenset(
-    {
-        "float16",
-        "bfloat16",
-        "float32",
-        "float64",
-        "complex64",
-        "complex128",
-        "int8",
-        "int16",
-        "int32",
-        "int64",
-        "uint8",
-        "uint16",
-        "uint32",
-        "uint64",
-        "bool",
-        "string",
-        "qint8",
-        "quint8",
-        "qint16",
-        "quint16",
-        "qint32",
-    }
-)
-"""dtype names that ``tf.<name>`` spells and a TensorSpec can carry."""
 
 NUMERIC_PYTHON = ("int", "float")
 STRING_PYTHON = ("str", "bytes")
@@ -862,8 +836,14 @@ def _decide_python_params(
     function = site.function
     assert function is not None and source.wrapper is not None
     tensor_params = [r.info.name for r in results if r.leaf.spec is not None]
+    dtypes = {
+        r.info.name: r.leaf.spec.dtype for r in results if isinstance(r.leaf.spec, TensorSpecNode)
+    }
+    for r in candidates:
+        assert r.leaf.python is not None
+        dtypes[r.info.name] = r.leaf.python.dtype
     uses = python_only_uses(
-        source.wrapper, function, [r.info.name for r in candidates], tensor_params
+        source.wrapper, function, [r.info.name for r in candidates], tensor_params, dtypes
     )
     for r in candidates:
         assert r.leaf.python is not None

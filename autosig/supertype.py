@@ -24,6 +24,33 @@ from autosig.specs import (
     TupleNode,
 )
 
+TF_DTYPES = frozenset(
+    {
+        "float16",
+        "bfloat16",
+        "float32",
+        "float64",
+        "complex64",
+        "complex128",
+        "int8",
+        "int16",
+        "int32",
+        "int64",
+        "uint8",
+        "uint16",
+        "uint32",
+        "uint64",
+        "bool",
+        "string",
+        "qint8",
+        "quint8",
+        "qint16",
+        "quint16",
+        "qint32",
+    }
+)
+"""dtype names that ``tf.<name>`` spells and a TensorSpec can carry."""
+
 RelaxPolicy = Literal["none", "batch", "all"]
 RELAX_POLICIES: tuple[str, ...] = ("none", "batch", "all")
 

@@ -154,3 +154,53 @@ def test_find_function_nested_names() -> None:
 def test_unknown_qualname_raises() -> None:
     with pytest.raises(LookupError):
         python_only_uses_in_text("def f(x):\n    return x\n", "g", ["x"])
+
+
+def mixing(body: str, dtypes: dict[str, str], param: str = "n") -> list[str]:
+    src = HEADER + "def f(x, w, n, lr):\n" + textwrap.indent(textwrap.dedent(body), "    ")
+    found = python_only_uses_in_text(src, "f", [param], ["x", "w"], dtypes)
+    return [u.why for u in found[param]]
+
+
+F32 = {"x": "float32", "w": "float32", "n": "int32", "lr": "float32"}
+
+
+@pytest.mark.parametrize(
+    ("body", "dtypes", "param", "flagged"),
+    [
+        (
+            "return x * n",
+            F32,
+            "n",
+            "meets a float32 tensor: as a int32 tensor it would need tf.cast",
+        ),
+        ("return x * n", {**F32, "x": "int32"}, "n", None),
+        ("return x > n", F32, "n", "meets a float32 tensor"),
+        ("return n * 0.5 + x", F32, "n", "meets a float: as a int32 tensor this fails"),
+        ("return tf.fill([3], n / 2)", F32, "n", "true division"),
+        ("return tf.fill([3], n // 2)", F32, "n", None),
+        ("return tf.zeros([3]) * n", F32, "n", "meets a float32 tensor"),
+        ("y = tf.cast(x, tf.int32)\nreturn y * n", F32, "n", None),
+        ("y = tf.cast(x, 'int64')\nreturn y + n", F32, "n", "meets a int64 tensor"),
+        ("return tf.reduce_sum(x, axis=1) * tf.cast(n, tf.float32)", F32, "n", None),
+        ("return x * lr", F32, "lr", None),
+        ("return x * lr", {**F32, "x": "float64"}, "lr", "meets a float64 tensor: as a float32"),
+        ("return tf.matmul(x, w) * lr", F32, "lr", None),
+        ("return tf.nn.relu(x) * lr", {**F32, "x": "float16"}, "lr", "meets a float16 tensor"),
+        ("y = x * 2.0\nreturn y - lr", {**F32, "x": "float64"}, "lr", "meets a float64 tensor"),
+        ("return tf.shape(x)[0] * n", F32, "n", "meets a tensor of unknown dtype"),
+    ],
+)
+def test_dtype_mixing(body: str, dtypes: dict[str, str], param: str, flagged: str | None) -> None:
+    found = mixing(body, dtypes, param)
+    if flagged is None:
+        assert found == []
+    else:
+        assert any(flagged in why for why in found), found
+
+
+def test_structural_use_is_reported_before_a_dtype_mismatch() -> None:
+    src = HEADER + "def f(x, k):\n    return tf.add_n([x * i for i in range(k)])\n"
+    found = python_only_uses_in_text(src, "f", ["k"], ["x"], {"x": "float32", "k": "int32"})
+    assert found["k"][0].code == "range(k)"
+    assert any("meets a float32 tensor" in u.why for u in found["k"])

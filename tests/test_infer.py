@@ -135,7 +135,7 @@ SIMPLE = textwrap.dedent(
 
     @tf.function
     def f(x, n=1, scale=1.0, training=False):
-        return x * n * scale
+        return x * tf.cast(n, tf.float32) * scale
     """
 )
 
@@ -360,6 +360,18 @@ def test_python_int_in_range_keeps_python_semantics() -> None:
     assert all(p.spec is None for p in plan.params)
 
 
+def test_python_int_meeting_a_float_tensor_stays_python() -> None:
+    """TF does not promote: int32 scalar * float32 tensor fails where 3 * x worked."""
+    src = "import tensorflow as tf\n\n@tf.function\ndef f(x, n):\n    return x * n\n"
+    calls = [{"x": tensor(3), "n": py(i)} for i in (1, 2)]
+    plan = plan_of(src, record(src, calls))
+    assert plan.action == "reduce_retracing"
+    assert "meets a float32 tensor: as a int32 tensor it would need tf.cast" in plan.reasons[0]
+    int_src = src.replace("x * n", "x * n + tf.range(3)")
+    int_calls = [{"x": tensor(3, dtype="int32"), "n": py(i)} for i in (1, 2)]
+    assert plan_of(int_src, record(int_src, int_calls)).action == "signature"
+
+
 def test_folded_python_values() -> None:
     folded = {"kind": "python", "type": "int", "varied": True}
     calls = [{"x": tensor(3), "n": py(1)}, {"x": tensor(3), "n": folded}]
@@ -389,7 +401,7 @@ def test_python_strings_are_string_scalars() -> None:
 
 
 def test_constant_required_python_int_tensorized_only_when_safe() -> None:
-    safe = "import tensorflow as tf\n\n@tf.function\ndef f(x, n):\n    return x * n\n"
+    safe = "import tensorflow as tf\n\n@tf.function\ndef f(x, n):\n    return tf.cast(x, tf.int32) * n\n"
     calls = [{"x": tensor(i), "n": py(3)} for i in (1, 2)]
     assert specs(plan_of(safe, record(safe, calls)))["n"] == TensorSpecNode((), "int32")
     unsafe = "import tensorflow as tf\n\n@tf.function\ndef f(x, n):\n    return [x] * n\n"
@@ -509,7 +521,7 @@ def test_var_positional_with_arguments_blocks() -> None:
 def test_keyword_passing_next_to_star_args_blocks() -> None:
     calls = [{"x": tensor(i), "n": py(i)} for i in (1, 2)]
     empty = {"kind": "tuple", "items": []}
-    src = "import tensorflow as tf\n\n@tf.function\ndef f(x, n=1, *args):\n    return x * n\n"
+    src = "import tensorflow as tf\n\n@tf.function\ndef f(x, n=1, *args):\n    return x * tf.cast(n, x.dtype)\n"
     rec = record(
         src,
         calls,

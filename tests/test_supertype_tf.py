@@ -347,3 +347,13 @@ def test_python_int_sizing_a_list_is_kept_python_and_would_fail_as_tensor(tf: An
     )
     with pytest.raises(TypeError):
         wrong(tf.ones([2]), 2)
+
+
+def test_tensorflow_does_not_promote_dtypes(tf: Any) -> None:
+    """Why analysis reports a tensorized int meeting a float tensor: TF refuses to mix."""
+    assert (tf.ones([2]) * 2).dtype == tf.float32  # the Python int is converted
+    with pytest.raises((tf.errors.InvalidArgumentError, TypeError)):
+        tf.ones([2]) * tf.constant(2)
+    with pytest.raises(TypeError):
+        tf.constant(2) * 0.5
+    assert (tf.constant(3) / 2).dtype == tf.float64
