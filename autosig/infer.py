@@ -13,6 +13,7 @@ text only: no TensorFlow, no user code.
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -322,6 +323,8 @@ def _infer_leaf(observations: Sequence[Observation], where: str, relax: str, nes
     if kinds == {"object"}:
         types = Counter(str(v.get("type")) for v, _ in observations)
         name = ", ".join(types)
+        if all("spec" in v for v, _ in observations):
+            return _composite_object_leaf(observations, where, name)
         return _Leaf(
             blocker=f"{where} is a Python object ({name}): it cannot be described by a spec",
             findings=[("AS204", f"{where} is a Python object ({name})")],
@@ -345,6 +348,56 @@ def _infer_leaf(observations: Sequence[Observation], where: str, relax: str, nes
         evidence=[_kinds_summary(observations)],
         cause=f"{where} arrives as different kinds",
         variety=len(kinds),
+    )
+
+
+SPEC_SHAPE = re.compile(r"shape=(?:TensorShape\()?\(([^()]*)\)")
+"""A shape inside a TypeSpec's repr: ``shape=(16, 6)`` or ``shape=TensorShape([16, 6])``."""
+
+
+def _spec_shapes(spec_repr: str) -> list[Shape]:
+    shapes: list[Shape] = []
+    for match in SPEC_SHAPE.finditer(spec_repr.replace("[", "(").replace("]", ")")):
+        dims = [d.strip() for d in match.group(1).split(",") if d.strip()]
+        shapes.append(
+            tuple(
+                None if d == "None" else int(d)
+                for d in dims
+                if d.lstrip("-").isdigit() or d == "None"
+            )
+        )
+    return shapes
+
+
+def _composite_object_leaf(observations: Sequence[Observation], where: str, name: str) -> _Leaf:
+    """tf.data iterators and other composites: TensorFlow traces them by their TypeSpec.
+
+    No spec node can be written for them, but their specs show what varied (a batch
+    dimension, usually), which is what the report and the advice need.
+    """
+    specs: Counter[str] = Counter()
+    for value, calls in observations:
+        specs[str(value["spec"])] += calls
+    per_spec = [_spec_shapes(spec) for spec in specs]
+    dims: set[int] = set()
+    if len({len(shapes) for shapes in per_spec}) == 1:
+        for position in range(len(per_spec[0])):
+            dims.update(varying_dimensions([shapes[position] for shapes in per_spec]))
+    cause = None
+    if len(specs) > 1:
+        listed = ", ".join(map(str, sorted(dims)))
+        what = f"dimension {listed} varies" if len(dims) == 1 else f"dimensions {listed} vary"
+        cause = f"{where}'s element spec changes ({len(specs)} distinct specs" + (
+            f"; {what})" if dims else ")"
+        )
+    total = sum(c for _, c in observations)
+    return _Leaf(
+        blocker=f"{where} is a {name}: TensorFlow traces it by its element spec, which a "
+        "signature cannot name",
+        evidence=[f"{name}, {_plural(total, 'call')}, {_plural(len(specs), 'distinct spec')}"],
+        cause=cause,
+        variety=len(specs),
+        dims=frozenset(dims),
     )
 
 
@@ -1003,7 +1056,10 @@ def _library_plan(record: FunctionRecord, options: InferOptions) -> FunctionPlan
     advice: list[str] = []
     for r in results:
         if 0 in r.leaf.dims:
-            advice.append("use drop_remainder=True or a fixed batch size")
+            advice.append(
+                "feed one batch size: dataset.batch(n, drop_remainder=True) with a single n, "
+                "or drop_remainder=False so the batch dimension is None"
+            )
         if r.leaf.rank_varies or r.leaf.dims - {0}:
             advice.append("pad inputs to fixed shapes (padded_batch or bucketing)")
         for code, _ in r.leaf.findings:

@@ -665,10 +665,28 @@ def test_library_function_gets_advice_and_as201() -> None:
     plan = infer_plan(Profile(functions=[rec]), {})
     (fp,) = plan.functions
     assert fp.action == "none"
-    assert "use drop_remainder=True or a fixed batch size" in fp.reasons[0]
+    assert "dataset.batch(n, drop_remainder=True) with a single n" in fp.reasons[0]
     assert "cast inputs to float32" in fp.reasons[0]
     assert codes(fp) == ["AS201"]
     assert not fp.findings[0].fixable
+
+
+def test_library_iterator_spec_names_the_batch_dimension() -> None:
+    def iterator(batch: int) -> dict[str, Any]:
+        return {
+            "kind": "object",
+            "type": "tensorflow.python.data.ops.iterator_ops.OwnedIterator",
+            "spec": f"IteratorSpec((TensorSpec(shape=({batch}, 6), dtype=tf.float32, name=None), "
+            f"TensorSpec(shape=({batch}, 1), dtype=tf.float32, name=None)),)",
+        }
+
+    calls = [{"iterator": iterator(b)} for b in (16, 16, 32, 50)]
+    rec = record("", calls, qualname="multi_step_on_iterator", editable=False, traces=2)
+    (fp,) = infer_plan(Profile(functions=[rec]), {}).functions
+    message = finding(fp, "AS201")
+    assert "`iterator`'s element spec changes (3 distinct specs; dimension 0 varies)" in message
+    assert "drop_remainder=False so the batch dimension is None" in message
+    assert "AS204" not in codes(fp)
 
 
 # -- staleness ----------------------------------------------------------------------------
