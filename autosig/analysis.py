@@ -211,6 +211,22 @@ def python_only_uses(
     return result
 
 
+def required_dtypes(
+    wrapper: MetadataWrapper, function: FunctionNode, params: Collection[str]
+) -> dict[str, str]:
+    """Parameters that flow into a TensorFlow argument needing one integer dtype.
+
+    ``tf.summary.*(step=...)`` takes int64 only: an int32 scalar spec for a step counter
+    would fail to trace ("Tensor conversion requested dtype int64"), where the Python
+    int converted fine.
+    """
+    collector = _Collector()
+    with collector.resolve(wrapper):
+        function.visit(collector)
+    analysis = _Analysis(function, set(params), set(), collector, {})
+    return analysis.required_dtypes()
+
+
 def find_function(module: cst.Module, qualname: str) -> FunctionNode | None:
     """The FunctionDef named by ``qualname`` (``C.m``, ``f.<locals>.g``), None if absent."""
     parts = [p for p in qualname.split(".") if p != "<locals>"]
@@ -272,6 +288,17 @@ def _target_names(target: cst.CSTNode) -> Iterator[str]:
             yield from _target_names(element.value)
     elif isinstance(target, cst.StarredElement):
         yield from _target_names(target.value)
+
+
+def _needs_int64(api: str, keyword: str | None, index: int) -> bool:
+    """Whether argument ``keyword`` (or positional ``index``) of ``tf.<api>`` is int64-only."""
+    if api.startswith("summary.") and keyword == "step":
+        return True
+    if api == "summary.experimental.set_step" and (keyword == "step" or index == 0):
+        return True
+    if api in ("SparseTensor", "sparse.SparseTensor"):
+        return keyword in ("indices", "dense_shape") or index in (0, 2)
+    return False
 
 
 def _dtype_name(node: cst.BaseExpression) -> str | None:
@@ -615,6 +642,22 @@ class _Analysis:
         yield from self._use(
             taint, call, f"passed to `{_code(func, 40)}(...)`, which may need a Python value"
         )
+
+    def required_dtypes(self) -> dict[str, str]:
+        out: dict[str, str] = {}
+        for node in self._walk(self.function):
+            if not isinstance(node, cst.Call):
+                continue
+            api = self._tf_api(node)
+            if api is None:
+                continue
+            short = api.removeprefix("tensorflow.")
+            for index, arg in enumerate(node.args):
+                keyword = arg.keyword.value if arg.keyword is not None else None
+                if _needs_int64(short, keyword, index):
+                    for param in self.taint_of(arg.value) & self.params:
+                        out[param] = "int64"
+        return out
 
     def _mixing_uses(
         self, node: cst.CSTNode, pairs: list[tuple[cst.BaseExpression, cst.BaseExpression]]

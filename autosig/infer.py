@@ -21,7 +21,7 @@ from typing import Any
 
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from autosig.analysis import PythonUse, python_only_uses
+from autosig.analysis import PythonUse, python_only_uses, required_dtypes
 from autosig.discover import FunctionSite, discover_text
 from autosig.errors import AutosigError
 from autosig.hashing import source_hash_from_file_text
@@ -888,6 +888,12 @@ def _decide_python_params(
         return
     function = site.function
     assert function is not None and source.wrapper is not None
+    required = required_dtypes(source.wrapper, function, [r.info.name for r in candidates])
+    for r in candidates:
+        assert r.leaf.python is not None
+        needed = required.get(r.info.name)
+        if needed and r.leaf.python.dtype in ("int32", "int64"):
+            r.leaf.python.dtype = needed
     tensor_params = [r.info.name for r in results if r.leaf.spec is not None]
     dtypes = {
         r.info.name: r.leaf.spec.dtype for r in results if isinstance(r.leaf.spec, TensorSpecNode)

@@ -204,3 +204,21 @@ def test_structural_use_is_reported_before_a_dtype_mismatch() -> None:
     found = python_only_uses_in_text(src, "f", ["k"], ["x"], {"x": "float32", "k": "int32"})
     assert found["k"][0].code == "range(k)"
     assert any("meets a float32 tensor" in u.why for u in found["k"])
+
+
+def test_summary_step_requires_int64() -> None:
+    from libcst.metadata import MetadataWrapper
+
+    from autosig.analysis import required_dtypes
+
+    src = HEADER + (
+        "def f(x, step, other):\n"
+        "    s = step + 1\n"
+        "    tf.summary.scalar('loss', tf.reduce_sum(x), step=s)\n"
+        "    tf.summary.experimental.set_step(step)\n"
+        "    return x * tf.cast(other, tf.float32)\n"
+    )
+    wrapper = MetadataWrapper(parse_module(src), unsafe_skip_copy=True)
+    function = find_function(wrapper.module, "f")
+    assert function is not None
+    assert required_dtypes(wrapper, function, ["step", "other"]) == {"step": "int64"}

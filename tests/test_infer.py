@@ -372,6 +372,21 @@ def test_python_int_meeting_a_float_tensor_stays_python() -> None:
     assert plan_of(int_src, record(int_src, int_calls)).action == "signature"
 
 
+def test_summary_step_counter_is_int64() -> None:
+    src = textwrap.dedent(
+        """\
+        import tensorflow as tf
+
+        @tf.function
+        def f(x, global_step):
+            tf.summary.write("loss", tf.reduce_sum(x), step=global_step)
+            return x * 0.95 ** tf.cast(global_step, tf.float32)
+        """
+    )
+    plan = plan_of(src, record(src, [{"x": tensor(3), "global_step": py(i)} for i in range(5)]))
+    assert specs(plan)["global_step"] == TensorSpecNode((), "int64")
+
+
 def test_folded_python_values() -> None:
     folded = {"kind": "python", "type": "int", "varied": True}
     calls = [{"x": tensor(3), "n": py(1)}, {"x": tensor(3), "n": folded}]
