@@ -276,6 +276,9 @@ class _SiteCollector(cst.CSTVisitor):
         if id(node) in self._handled_calls:
             return
         inner = self._tf_call(node.func)
+        if inner is not None and _wrapped_argument(inner) is not None:
+            # tf.function(f)(x): the inner call is the site (visited next); this is a call of it
+            return
         if inner is not None:
             # tf.function(jit_compile=True)(step)
             self._handled_calls.add(id(inner))
@@ -283,13 +286,7 @@ class _SiteCollector(cst.CSTVisitor):
             call = inner
         elif self._is_tf_function(node.func):
             call = node
-            wrapped = None
-            for index, arg in enumerate(node.args):
-                if (arg.keyword is None and index == 0) or (
-                    arg.keyword is not None and arg.keyword.value == "func"
-                ):
-                    wrapped = arg.value
-                    break
+            wrapped = _wrapped_argument(node)
             if wrapped is None:
                 # tf.function(jit_compile=True) used as a decorator factory elsewhere.
                 return
@@ -310,6 +307,16 @@ class _SiteCollector(cst.CSTVisitor):
             is_method=bound,
             fallback_name=fallback,
         )
+
+
+def _wrapped_argument(call: cst.Call) -> cst.BaseExpression | None:
+    """The function a ``tf.function(...)`` call wraps (first positional or ``func=``)."""
+    for index, arg in enumerate(call.args):
+        if arg.keyword is None and arg.star == "" and index == 0:
+            return arg.value
+        if arg.keyword is not None and arg.keyword.value == "func":
+            return arg.value
+    return None
 
 
 def discover_sites(wrapper: MetadataWrapper, path: str) -> list[FunctionSite]:

@@ -86,6 +86,13 @@ def test_not_tensorflow_function_is_ignored() -> None:
     assert sites_of("import other as tf\n@tf.function\ndef z(): pass\n") == []
 
 
+def test_wrap_and_call_in_one_expression() -> None:
+    (site,) = sites_of(
+        "import tensorflow as tf\ndef f(x): return x\ndef g(x):\n    return tf.function(f)(x)\n"
+    )
+    assert (site.qualname, site.form) == ("f", "call")
+
+
 def test_in_loop() -> None:
     (site,) = sites_of(
         "import tensorflow as tf\nfor i in range(3):\n    g = tf.function(lambda: i)\n"
