@@ -757,6 +757,17 @@ def test_hash_matches_the_recorders_definition(tmp_path: Path) -> None:
     assert not plan_of(signed, rec).stale
 
 
+def test_lambda_site_hash_and_plan(tmp_path: Path) -> None:
+    src = "import tensorflow as tf\n\n\ndouble = tf.function(lambda x: x * 2)\nhalf = tf.function(lambda y: y / 2)\n"
+    module = load(tmp_path, src, "lambdamod")
+    sha = function_source_hash(inspect.getsourcelines(module.half)[0])
+    rec = record(src, [{"y": tensor(n)} for n in (1, 2)], qualname="<lambda>", source_sha256=sha)
+    rec.line = 5
+    plan = plan_of(src, rec)
+    assert (plan.action, plan.line) == ("signature", 5)
+    assert plan_of(src.replace("y / 2", "y / 3"), rec).stale
+
+
 # -- infer_plan ----------------------------------------------------------------------------
 
 

@@ -100,6 +100,23 @@ def python_param(draw: st.DrawFn, calls: int) -> list[dict[str, Any]]:
 
 
 @st.composite
+def flag_param(draw: st.DrawFn, calls: int) -> list[dict[str, Any]]:
+    """Values no signature may take: Python bools, None, objects, variables."""
+    kind = draw(st.sampled_from(["bool", "none", "object", "variable"]))
+    out: list[dict[str, Any]] = []
+    for _ in range(calls):
+        if kind == "bool":
+            out.append({"kind": "python", "type": "bool", "value": draw(st.booleans())})
+        elif kind == "none":
+            out.append({"kind": "python", "type": "NoneType", "value": None})
+        elif kind == "object":
+            out.append({"kind": "object", "type": "mod.Config"})
+        else:
+            out.append({"kind": "variable", "shape": [2], "dtype": "float32"})
+    return out
+
+
+@st.composite
 def nested_param(draw: st.DrawFn, calls: int) -> list[dict[str, Any]]:
     keys = draw(st.lists(st.sampled_from("abcd"), min_size=1, max_size=3, unique=True))
     columns = {k: draw(tensor_param(calls)) for k in keys}
@@ -114,14 +131,13 @@ def nested_param(draw: st.DrawFn, calls: int) -> list[dict[str, Any]]:
 
 
 @st.composite
-def profiles(draw: st.DrawFn) -> tuple[FunctionRecord, str]:
+def profiles(draw: st.DrawFn, flags: bool = False) -> tuple[FunctionRecord, str]:
     calls = draw(st.integers(2, 8))
     count = draw(st.integers(1, 4))
     columns: list[list[dict[str, Any]]] = []
+    kinds = [tensor_param, python_param, nested_param] + ([flag_param] if flags else [])
     for _ in range(count):
-        columns.append(
-            draw(st.one_of(tensor_param(calls), python_param(calls), nested_param(calls)))
-        )
+        columns.append(draw(st.one_of([k(calls) for k in kinds])))
     names = [f"p{i}" for i in range(count)]
     # Some trailing parameters have defaults; some calls leave them out.
     defaults: dict[str, dict[str, Any]] = {}
@@ -169,7 +185,7 @@ def _has_dtype_conflict(record: FunctionRecord) -> bool:
             return [leaf for k, v in items.items() for leaf in leaves(v, f"{path}/{k}")]
         if isinstance(items, list):
             return [leaf for i, v in enumerate(items) for leaf in leaves(v, f"{path}/{i}")]
-        if value.get("kind") == "python":
+        if value.get("kind") in ("python", "object"):
             return []
         return [(path, value["dtype"])]
 
@@ -183,8 +199,17 @@ def _has_dtype_conflict(record: FunctionRecord) -> bool:
     return False
 
 
+def _has_flag(record: FunctionRecord) -> bool:
+    def flag(value: dict[str, Any]) -> bool:
+        if value["kind"] == "python":
+            return value["type"] in ("bool", "NoneType")
+        return value["kind"] in ("object", "variable")
+
+    return any(flag(v) for sig in record.signatures for v in sig.args.values())
+
+
 @SETTINGS
-@given(profiles(), st.sampled_from(["none", "batch", "all"]))
+@given(profiles(flags=True), st.sampled_from(["none", "batch", "all"]))
 def test_signature_accepts_every_recorded_call(
     case: tuple[FunctionRecord, str], relax: str
 ) -> None:
@@ -197,8 +222,12 @@ def test_signature_accepts_every_recorded_call(
         assert plan.action == "reduce_retracing"
         assert "AS203" in {f.code for f in plan.findings}
         return
-    # Tensors, nests of tensors and tensor-safe Python scalars: always signable.
-    assert plan.action == "signature", plan.reasons
+    if not _has_flag(record):
+        # Tensors, nests of tensors and tensor-safe Python scalars: always signable.
+        assert plan.action == "signature", plan.reasons
+    elif plan.action != "signature":
+        assert plan.action == "reduce_retracing" and plan.reasons
+        return
     signed = [p for p in plan.params if p.spec is not None]
     # The signature covers a prefix of the parameters (input_signature is positional).
     assert [p.name for p in plan.params[: len(signed)]] == [p.name for p in signed]
