@@ -222,3 +222,41 @@ def test_summary_step_requires_int64() -> None:
     function = find_function(wrapper.module, "f")
     assert function is not None
     assert required_dtypes(wrapper, function, ["step", "other"]) == {"step": "int64"}
+
+
+def test_analysis_never_crashes_on_arbitrary_functions() -> None:
+    """hypothesmith generates valid Python; the analysis must handle any of it."""
+    import libcst as cst
+    from hypothesis import HealthCheck, given, settings
+    from libcst.metadata import MetadataWrapper
+
+    hypothesmith = pytest.importorskip("hypothesmith")
+
+    from autosig.analysis import python_only_uses, required_dtypes
+
+    @settings(max_examples=30, deadline=None, suppress_health_check=list(HealthCheck))
+    @given(hypothesmith.from_node())
+    def check(source: str) -> None:
+        try:
+            module = cst.parse_module(source)
+        except (cst.ParserSyntaxError, RecursionError):
+            return
+        wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+        functions = [
+            node
+            for node in _walk(wrapper.module)
+            if isinstance(node, (cst.FunctionDef, cst.Lambda))
+        ]
+        for function in functions[:5]:
+            names = [p.name.value for p in function.params.params]
+            dtypes = dict.fromkeys(names, "int32")
+            python_only_uses(wrapper, function, names, names[:1], dtypes)
+            required_dtypes(wrapper, function, names)
+
+    check()
+
+
+def _walk(node):  # type: ignore[no-untyped-def]
+    yield node
+    for child in node.children:
+        yield from _walk(child)
