@@ -36,7 +36,7 @@ def main():
         height, width = 8 + call % 3 * 4, 10 + call % 4 * 2
         image = rng.uniform(size=(1, height, width, 1)).astype("float32")
         steps = 1 + call % 4
-        step_size = 0.05 + 0.01 * (call % 3)
+        step_size = round(0.05 + 0.01 * (call % 3), 2)
         smooth = smoother(image, steps, step_size)
         print(f"call {call}: {smooth.shape[1:3]} steps={steps} std {float(np.std(smooth)):.5f}")
     traces = {"Smoother.__call__": smoother.__call__.experimental_get_tracing_count()}

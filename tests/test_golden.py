@@ -1,0 +1,289 @@
+"""Golden cases: every scenario in golden/ through profile -> explain -> fix -> verify.
+
+Each case is copied to a temporary directory. The expected files (golden/NN/expected/:
+the rewritten ``model.py``, ``explain.txt``, ``fix.txt``) are compared after timings,
+temporary paths and function order are normalised; ``pytest --update-golden`` rewrites
+them instead (never silently: without the flag a missing file is a failure). Trace
+counts come from the driver's last ``TRACES {...}`` line: after autosig's fix they must
+reach the hand-written fix (``hand.py``) for the functions named in ``case.json``, and
+never get worse for the others. Steps whose command does not exist yet are skipped,
+with the reason.
+"""
+
+from __future__ import annotations
+
+import ast
+import difflib
+import functools
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+GOLDEN = ROOT / "golden"
+CASES = sorted(p.name for p in GOLDEN.iterdir() if (p / "driver.py").is_file())
+CASE_KEYS = {"fix_args", "reach_hand", "explain_mentions"}
+TIMEOUT_S = 300
+PROFILE = ".autosig/profile.json"
+
+_TIME = re.compile(r"\b\d+(?:\.\d+)?\s?(?:s|ms|us|µs|min)\b")
+_ADDRESS = re.compile(r"0x[0-9a-fA-F]{6,}")
+
+
+def run_env() -> dict[str, str]:
+    env = dict(os.environ)
+    env.update(TF_CPP_MIN_LOG_LEVEL="2", PYTHONHASHSEED="0", CUDA_VISIBLE_DEVICES="")
+    env.pop("PYTHONPATH", None)
+    return env
+
+
+def run(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        args, cwd=cwd, env=run_env(), capture_output=True, text=True, timeout=TIMEOUT_S
+    )
+
+
+def start(args: list[str], cwd: Path) -> subprocess.Popen[str]:
+    """Start a command in the background (its output collected by ``finish``)."""
+    return subprocess.Popen(
+        args, cwd=cwd, env=run_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+
+
+def finish(proc: subprocess.Popen[str]) -> subprocess.CompletedProcess[str]:
+    try:
+        stdout, stderr = proc.communicate(timeout=TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        stdout, stderr = proc.communicate()
+    return subprocess.CompletedProcess(proc.args, proc.returncode, stdout, stderr)
+
+
+def autosig(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return run([sys.executable, "-m", "autosig", *args], cwd)
+
+
+@functools.cache
+def has_command(name: str) -> bool:
+    """True when ``autosig NAME --help`` works: the command has landed."""
+    return autosig(name, "--help", cwd=ROOT).returncode == 0
+
+
+def traces_of(proc: subprocess.CompletedProcess[str]) -> dict[str, int]:
+    """The driver's last ``TRACES {...}`` line."""
+    lines = [line for line in proc.stdout.splitlines() if line.startswith("TRACES ")]
+    if not lines:
+        raise AssertionError(f"no TRACES line in the driver's output:\n{shown(proc)}")
+    return json.loads(lines[-1][len("TRACES ") :])
+
+
+def shown(proc: subprocess.CompletedProcess[str]) -> str:
+    tail = "\n".join(proc.stderr.splitlines()[-25:])
+    return f"$ {' '.join(map(str, proc.args))}\nexit {proc.returncode}\n{proc.stdout}\n{tail}"
+
+
+def normalise(text: str, workdir: Path, *, sort_blocks: bool = True) -> str:
+    """Drop what changes between runs: paths, timings, addresses, function order."""
+    for path in {str(workdir.resolve()), str(workdir)}:
+        text = text.replace(path + os.sep, "").replace(path, "<case>")
+    text = _ADDRESS.sub("0x?", _TIME.sub("<time>", text))
+    if not sort_blocks:
+        return text
+    blocks = [block.strip("\n") for block in re.split(r"\n\s*\n", text) if block.strip()]
+    return "\n\n".join(sorted(blocks)) + "\n"
+
+
+def load_case(name: str) -> dict:
+    return json.loads((GOLDEN / name / "case.json").read_text())
+
+
+@dataclass
+class Outcome:
+    """What one golden run found: failed checks, skipped steps, updated files."""
+
+    expected_dir: Path
+    update: bool
+    problems: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+    updated: list[str] = field(default_factory=list)
+
+    def check(self, ok: bool, message: str) -> bool:
+        if not ok:
+            self.problems.append(message)
+        return ok
+
+    def compare(self, name: str, actual: str) -> None:
+        """Compare with expected/NAME; with --update-golden write it instead."""
+        path = self.expected_dir / name
+        if self.update:
+            if not path.is_file() or path.read_text() != actual:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_text(actual)
+                self.updated.append(str(path.relative_to(ROOT)))
+            return
+        if not path.is_file():
+            self.problems.append(f"{path.relative_to(ROOT)} is missing: run pytest --update-golden")
+            return
+        expected = path.read_text()
+        if expected != actual:
+            diff = difflib.unified_diff(
+                expected.splitlines(True), actual.splitlines(True), f"expected/{name}", "actual"
+            )
+            self.problems.append(f"{name} differs from expected:\n{''.join(diff)}")
+
+
+@pytest.fixture
+def update_golden(request: pytest.FixtureRequest) -> bool:
+    return bool(request.config.getoption("--update-golden"))
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_case_is_complete(name: str) -> None:
+    """Each case has its program, hand fix, config and README, and they parse."""
+    folder = GOLDEN / name
+    for part in ("model.py", "driver.py", "hand.py", "case.json", "README.md"):
+        assert (folder / part).is_file(), f"{name}/{part} is missing"
+    for part in ("model.py", "driver.py", "hand.py"):
+        ast.parse((folder / part).read_text(), filename=f"{name}/{part}")
+    case = load_case(name)
+    assert set(case) == CASE_KEYS, f"{name}/case.json keys: {sorted(case)}"
+    assert case["reach_hand"], f"{name}/case.json: reach_hand names no function"
+    assert "TRACES" in (folder / "driver.py").read_text()
+
+
+def test_every_case_is_numbered_once() -> None:
+    numbers = [name.split("_", 1)[0] for name in CASES]
+    assert len(CASES) >= 12 and len(set(numbers)) == len(numbers)
+
+
+@pytest.mark.tf
+@pytest.mark.slow
+@pytest.mark.parametrize("name", CASES)
+def test_golden_case(name: str, tmp_path: Path, update_golden: bool) -> None:
+    if not has_command("profile"):
+        pytest.skip("autosig profile is not available yet")
+    case = load_case(name)
+    source = GOLDEN / name
+    work = tmp_path / name
+    shutil.copytree(
+        source, work, ignore=shutil.ignore_patterns("expected", "hand.py", "__pycache__")
+    )
+    hand = tmp_path / "hand.py"
+    shutil.copyfile(source / "hand.py", hand)
+    out = Outcome(source / "expected", update_golden)
+
+    hand_run = start([sys.executable, "driver.py", str(hand)], work)  # runs meanwhile
+    profiled = autosig("profile", "-o", PROFILE, "--", sys.executable, "driver.py", cwd=work)
+    assert profiled.returncode == 0, shown(profiled)
+    original = traces_of(profiled)
+    hand_done = finish(hand_run)
+    assert hand_done.returncode == 0, shown(hand_done)
+    target = traces_of(hand_done)
+    for fn in case["reach_hand"]:
+        out.check(
+            target.get(fn, 10**9) <= original.get(fn, -1),
+            f"hand.py does not reach fewer or equal traces for {fn}: {target} vs {original}",
+        )
+
+    if has_command("explain"):
+        explained = autosig("explain", PROFILE, cwd=work)
+        if out.check(explained.returncode == 0, f"explain failed:\n{shown(explained)}"):
+            out.compare("explain.txt", normalise(explained.stdout, work))
+            for word in case["explain_mentions"]:
+                out.check(word.lower() in explained.stdout.lower(), f"explain never says {word!r}")
+    else:
+        out.skipped.append("explain")
+
+    if has_command("fix"):
+        check_fix(work, case, original, target, out)
+    else:
+        out.skipped.append("fix, verify and the trace counts after the fix")
+
+    if out.updated:
+        print("updated: " + ", ".join(out.updated))
+    if out.problems:
+        pytest.fail(f"golden case {name}:\n" + "\n\n".join(out.problems), pytrace=False)
+    if out.skipped:
+        pytest.skip("command not available yet: " + "; ".join(out.skipped))
+
+
+def check_fix(
+    work: Path,
+    case: dict,
+    original: dict[str, int],
+    target: dict[str, int],
+    out: Outcome,
+) -> None:
+    """fix --diff, verify, fix, idempotence, and trace counts of the rewritten module."""
+    fix_args = case["fix_args"]
+    expected_model = out.expected_dir / "model.py"
+    diff = autosig("fix", "model.py", "--profile", PROFILE, "--diff", *fix_args, cwd=work)
+    if not out.update and expected_model.is_file():
+        changes = expected_model.read_text() != (work / "model.py").read_text()
+        out.check(
+            diff.returncode == (1 if changes else 0),
+            f"fix --diff should exit {1 if changes else 0}:\n{shown(diff)}",
+        )
+    else:
+        out.check(diff.returncode in (0, 1), f"fix --diff failed:\n{shown(diff)}")
+    report = f"{diff.stdout}\n# stderr\n{diff.stderr}"
+    out.compare("fix.txt", normalise(report, work, sort_blocks=False))
+
+    if has_command("verify"):
+        # In place, before fix writes: the profile names its project root, so a copy of
+        # the directory would not match it.
+        verified = autosig(
+            "verify",
+            "--profile",
+            PROFILE,
+            *verify_args(case),
+            "--",
+            sys.executable,
+            "driver.py",
+            cwd=work,
+        )
+        out.check(verified.returncode == 0, f"verify failed:\n{shown(verified)}")
+    else:
+        out.skipped.append("verify")
+
+    written = autosig("fix", "model.py", "--profile", PROFILE, *fix_args, cwd=work)
+    if out.check(written.returncode in (0, 1), f"fix failed:\n{shown(written)}"):
+        out.compare("model.py", (work / "model.py").read_text())
+        again = autosig("fix", "model.py", "--profile", PROFILE, "--diff", *fix_args, cwd=work)
+        out.check(
+            again.returncode == 0, f"a second fix --diff must change nothing:\n{shown(again)}"
+        )
+        check_traces(work, case, original, target, out)
+
+
+def verify_args(case: dict) -> list[str]:
+    """XLA runs double verify's time: on only when AUTOSIG_GOLDEN_XLA=1."""
+    xla = os.environ.get("AUTOSIG_GOLDEN_XLA") == "1"
+    return [*case["fix_args"], "--xla" if xla else "--no-xla"]
+
+
+def check_traces(
+    work: Path, case: dict, original: dict[str, int], target: dict[str, int], out: Outcome
+) -> None:
+    """The rewritten module reaches hand.py's trace counts and never does worse."""
+    rewritten = run([sys.executable, "driver.py"], work)
+    if not out.check(rewritten.returncode == 0, f"rewritten driver failed:\n{shown(rewritten)}"):
+        return
+    after = traces_of(rewritten)
+    for fn in case["reach_hand"]:
+        out.check(
+            after.get(fn, 10**9) <= target[fn],
+            f"{fn}: {after.get(fn)} traces after autosig's fix; the hand fix reaches {target[fn]}",
+        )
+    for fn, count in original.items():
+        out.check(
+            after.get(fn, 10**9) <= count,
+            f"{fn}: {after.get(fn)} traces after the fix, {count} before",
+        )
