@@ -2,14 +2,25 @@
 
 from __future__ import annotations
 
+import ast
+
 import libcst as cst
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from autosig.rewrite import signature as signature_module
 from autosig.rewrite.edits import apply_edits
 from autosig.rewrite.signature import MAX_LINE_LENGTH, reduce_retracing_edit, signature_edit
 from autosig.rules.context import RuleContext
-from autosig.specs import DictNode, RaggedSpecNode, SpecNode, TensorSpecNode, TupleNode
+from autosig.specs import (
+    DictNode,
+    ListNode,
+    RaggedSpecNode,
+    SpecNode,
+    TensorSpecNode,
+    TupleNode,
+)
 
 X = [TensorSpecNode((None,), "int32")]
 XYZ = [
@@ -27,7 +38,11 @@ def sign(source: str, specs: list[SpecNode] | None = None, *, reduce: bool = Fal
     edits: dict[cst.CSTNode, cst.CSTNode] = {}
     imports = []
     for site in ctx.sites:
-        edit = reduce_retracing_edit(ctx, site) if reduce else signature_edit(ctx, site, specs or X)
+        edit = (
+            reduce_retracing_edit(ctx, site)
+            if reduce
+            else signature_edit(ctx, site, X if specs is None else specs)
+        )
         assert edit.problem is None, edit.problem
         edits.update(edit.edits)
         imports += [(i.module, i.obj, i.asname) for i in edit.imports]
@@ -302,3 +317,102 @@ def test_existing_equal_signature_in_other_layout_is_left_alone() -> None:
     )
     ctx = RuleContext.from_text(source, "m.py")
     assert not signature_edit(ctx, ctx.sites[0], X).changes
+
+
+# -- property: any decorator layout, any alias, any specs ------------------------------------
+
+IMPORTS = {
+    "tf": ("import tensorflow as tf", "tf.function", "tf"),
+    "tf2": ("import tensorflow as tf2", "tf2.function", "tf2"),
+    "plain": ("import tensorflow", "tensorflow.function", "tensorflow"),
+    "from": ("from tensorflow import function", "function", "tf"),
+}
+KWARGS = ["jit_compile=True", "autograph=False", "experimental_follow_type_hints=True"]
+dims = st.one_of(st.none(), st.integers(1, 4096))
+tensor_specs = st.builds(
+    TensorSpecNode,
+    st.one_of(st.none(), st.lists(dims, max_size=4).map(tuple)),
+    st.sampled_from(["float32", "int64", "string", "bool"]),
+)
+spec_nodes = st.one_of(
+    tensor_specs,
+    st.lists(
+        st.tuples(st.sampled_from(["a", "ids", "mask"]), tensor_specs),
+        min_size=1,
+        max_size=3,
+        unique_by=lambda kv: kv[0],
+    ).map(lambda items: DictNode(tuple(items))),
+)
+
+
+def _site_source(alias: str, form: str, kwargs: list[str], layout: str, nest: int, eol: str) -> str:
+    imp, ref, _ = IMPORTS[alias]
+    pad = "    " * nest
+    if layout == "one-line" or not kwargs:
+        call = f"{ref}({', '.join(kwargs)})" if kwargs or layout != "bare" else ref
+    else:
+        inner = "".join(f"{pad}    {k},\n" for k in kwargs)
+        call = (
+            f"{ref}(\n{inner}{pad})"
+            if layout == "trailing"
+            else (f"{ref}(" + f",\n{pad}    ".join(kwargs) + ")")
+        )
+    head = "".join("    " * i + f"class C{i}:\n" for i in range(nest))
+    if form == "decorator":
+        body = f"{pad}@{call}\n{pad}def step(self, x, y, z, w):\n{pad}    return x  # keep\n"
+    else:
+        wrapped = ref + "(step" + (", " + ", ".join(kwargs) if kwargs else "") + ")"
+        body = f"{pad}def step(x, y, z, w):\n{pad}    return x  # keep\n{pad}fast = {wrapped}\n"
+    return (f"{imp}\n\n\n{head}{body}").replace("\n", eol)
+
+
+@given(
+    alias=st.sampled_from(sorted(IMPORTS)),
+    form=st.sampled_from(["decorator", "call"]),
+    kwargs=st.lists(st.sampled_from(KWARGS), unique=True, max_size=3),
+    layout=st.sampled_from(["bare", "one-line", "trailing", "hanging"]),
+    nest=st.integers(0, 2),
+    eol=st.sampled_from(["\n", "\r\n"]),
+    specs=st.lists(spec_nodes, max_size=4),
+)
+@settings(max_examples=40, deadline=None)
+def test_signature_edit_property(
+    alias: str,
+    form: str,
+    kwargs: list[str],
+    layout: str,
+    nest: int,
+    eol: str,
+    specs: list[SpecNode],
+) -> None:
+    source = _site_source(alias, form, kwargs, layout, nest, eol)
+    out = sign(source, specs)
+    tree = ast.parse(out)  # valid Python
+    calls = [
+        node
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call) and any(k.arg == "input_signature" for k in node.keywords)
+    ]
+    assert len(calls) == 1
+    [value] = [k.value for k in calls[0].keywords if k.arg == "input_signature"]
+    tf = IMPORTS[alias][2]
+    expected = ast.parse(signature_module._render(ListNode(tuple(specs)), tf, '"'), mode="eval")
+    assert ast.dump(value) == ast.dump(expected.body)
+    for kwarg in kwargs:
+        assert out.count(kwarg) == 1  # every argument kept, once
+    assert "return x  # keep" + eol in out
+    assert ("\r\n" in out) == (eol == "\r\n") and (eol == "\r\n" or "\r" not in out)
+    if alias == "from":
+        assert out.count("import tensorflow as tf") == (1 if specs else 0)
+    else:
+        assert out.count("import tensorflow") == 1  # never a second import
+    if all(len(signature_module._render(s, tf, '"')) < 60 for s in specs):
+        # lines autosig wrote (not the one it appended to) fit the width
+        old_lines = set(source.replace("\r", "").split("\n"))
+        new_lines = [
+            line
+            for line in out.replace("\r", "").split("\n")
+            if line not in old_lines and "input_signature=" not in line
+        ]
+        assert all(len(line) <= signature_module.MAX_LINE_LENGTH for line in new_lines)
+    assert sign(out, specs) == out  # idempotent

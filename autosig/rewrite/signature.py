@@ -56,7 +56,7 @@ def signature_edit(ctx: RuleContext, site: FunctionSite, specs: Sequence[SpecNod
     if problem is not None:
         return SiteEdit(problem=problem)
     tf = ctx.tf_alias
-    imports = ctx.tf_imports()
+    imports = ctx.tf_imports() if specs else []  # `[]` names no TensorFlow
     quote = _preferred_quote(ctx)
     one_line = _render(ListNode(tuple(specs)), tf, quote)
     call = site.call
