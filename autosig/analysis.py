@@ -78,6 +78,9 @@ TF_APIS_NEEDING_VALUES = (
 )
 """TensorFlow APIs whose arguments are configuration (Python ints/strings), not tensors."""
 
+KERAS_TENSOR_APIS = ("keras.ops.", "keras.random.", "tensorflow.keras.ops.", "keras.src.ops.")
+"""Keras 3 ops take and return tensors like TensorFlow's own."""
+
 TENSOR_SAFE_METHODS = frozenset({"assign", "assign_add", "assign_sub"})
 
 ARITHMETIC = (
@@ -446,6 +449,8 @@ class _Analysis:
         return None
 
     def _tf_needs_values(self, api: str) -> bool:
+        if api.startswith(KERAS_TENSOR_APIS):
+            return False
         return any(api == p or api.startswith(p) for p in TF_APIS_NEEDING_VALUES)
 
     def is_tensor(self, node: cst.CSTNode, tensors: set[str] | None = None) -> bool:
@@ -618,6 +623,12 @@ class _Analysis:
             yield from self._use(self.taint_of(node.iter), node.iter, "iterated by a Python loop")
 
     def _call_uses(self, call: cst.Call) -> Iterator[PythonUse]:
+        func = call.func
+        if isinstance(func, cst.Attribute) and not self.is_tensor(func.value):
+            receiver = self.taint_of(func.value)
+            yield from self._use(
+                receiver, call, f"calls the Python method .{func.attr.value}() on it"
+            )
         taint: set[str] = set()
         for arg in call.args:
             taint |= self.taint_of(arg.value)

@@ -64,6 +64,9 @@ PYTHON_ONLY = {
     "tuple unpacking alias": "a, b = n, 2\nreturn [x] * a",
     "for over a Python value": "for item in n:\n    x = x + item\nreturn x",
     "set literal": "return x, {n}",
+    "python str method": "if n.endswith('.png'):\n    tf.print(x)\nreturn x",
+    "python method through an alias": "m = n\nreturn x * m.bit_length()",
+    "method of a tensor we cannot vouch for": "return x.__add__(n)",
 }
 
 TENSOR_SAFE = {
@@ -87,6 +90,7 @@ TENSOR_SAFE = {
     "one_hot depth": "return tf.one_hot(tf.cast(x, tf.int32), n)",
     "comparison into tf.where": "return tf.where(x > n, x, n)",
     "shadowed name elsewhere": "y = x * n\nreturn y",
+    "keras 3 ops": "return keras.ops.mean(x) * n",
 }
 
 
