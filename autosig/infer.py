@@ -855,15 +855,9 @@ def _plan_function(
         return FunctionPlan(action="none", reasons=(SIGNED_REASON,), **base)
 
     results = [_analyze_param(record, info, options) for info in record.params]
-    instances = max(1, record.instances)
-    if record.calls <= 1 or record.traces <= instances:
-        reason = (
-            ONCE_REASON
-            if instances == 1
-            else f"traced once per instance ({instances} instances); nothing to fix"
-        )
-        if record.calls <= 1:
-            reason = "called once; nothing to fix"
+    once = _traced_once(record)
+    if record.calls <= 1 or once is not None:
+        reason = "called once; nothing to fix" if record.calls <= 1 else str(once)
         params = tuple(ParamPlan(r.info.name, None, r.evidence) for r in results)
         return FunctionPlan(action="none", params=params, reasons=(reason,), **base)
 
@@ -877,6 +871,32 @@ def _plan_function(
     return FunctionPlan(
         action=action, params=params, reasons=tuple(reasons), findings=tuple(findings), **base
     )
+
+
+def _traced_once(record: FunctionRecord) -> str | None:
+    """Why no retrace happened, or None when some tf.function object traced twice.
+
+    Traces add up over the instances of a class (each has its own tf.function) and over
+    the processes of a merged profile (each traces afresh): a signature cannot bring
+    those below one per instance and process.
+    """
+    if record.traces <= 1:
+        return ONCE_REASON
+    events = record.trace_events
+    if events and len(events) == record.traces:
+        per_owner = Counter((e.process, e.instance) for e in events)
+        if max(per_owner.values()) > 1:
+            return None
+        owners = len(per_owner)
+    elif record.traces <= max(record.instances, record.processes, 1):
+        owners = record.traces
+    else:
+        return None
+    processes = len({e.process for e in events}) if events else record.processes
+    what = "per process" if processes > 1 and owners == processes else "per instance"
+    if processes > 1 and owners > processes:
+        what = "per instance and process"
+    return f"traced once {what} ({owners} tf.function objects); nothing to fix"
 
 
 def _decide_python_params(

@@ -574,6 +574,19 @@ def test_one_trace_per_instance_is_not_a_retrace() -> None:
     assert plan_of(SIMPLE, rec).action == "none"
 
 
+def test_one_trace_per_process_of_a_merged_profile() -> None:
+    from autosig.profile.format import TraceEvent
+
+    calls = [{"x": tensor(n)} for n in (1, 2, 1, 2)]
+    events = [TraceEvent(call=0, signature=0, process=p) for p in range(3)]
+    rec = record(SIMPLE, calls, traces=3, processes=3, trace_events=events)
+    plan = plan_of(SIMPLE, rec)
+    assert plan.reasons == ("traced once per process (3 tf.function objects); nothing to fix",)
+    events.append(TraceEvent(call=3, signature=1, process=0))
+    rec = record(SIMPLE, calls, traces=4, processes=3, trace_events=events)
+    assert plan_of(SIMPLE, rec).action == "signature"
+
+
 def test_retraces_with_identical_arguments() -> None:
     rec = record(SIMPLE, [{"x": tensor(3)}] * 4, traces=2)
     plan = plan_of(SIMPLE, rec)
