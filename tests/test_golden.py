@@ -30,6 +30,8 @@ ROOT = Path(__file__).resolve().parent.parent
 GOLDEN = ROOT / "golden"
 CASES = sorted(p.name for p in GOLDEN.iterdir() if (p / "driver.py").is_file())
 CASE_KEYS = {"fix_args", "reach_hand", "explain_mentions"}
+OPTIONAL_KEYS = {"xfail"}
+"""``xfail``: why the case is known to fail now (strict: passing then is an error)."""
 TIMEOUT_S = 300
 PROFILE = ".autosig/profile.json"
 
@@ -153,7 +155,7 @@ def test_case_is_complete(name: str) -> None:
     for part in ("model.py", "driver.py", "hand.py"):
         ast.parse((folder / part).read_text(), filename=f"{name}/{part}")
     case = load_case(name)
-    assert set(case) == CASE_KEYS, f"{name}/case.json keys: {sorted(case)}"
+    assert CASE_KEYS <= set(case) <= CASE_KEYS | OPTIONAL_KEYS, f"{name}/case.json: {sorted(case)}"
     assert case["reach_hand"], f"{name}/case.json: reach_hand names no function"
     assert "TRACES" in (folder / "driver.py").read_text()
 
@@ -208,8 +210,14 @@ def test_golden_case(name: str, tmp_path: Path, update_golden: bool) -> None:
 
     if out.updated:
         print("updated: " + ", ".join(out.updated))
+    known = case.get("xfail")
     if out.problems:
-        pytest.fail(f"golden case {name}:\n" + "\n\n".join(out.problems), pytrace=False)
+        report = f"golden case {name}:\n" + "\n\n".join(out.problems)
+        if known and not out.update:
+            pytest.xfail(f"{known}\n{report}")
+        pytest.fail(report, pytrace=False)
+    if known and not out.skipped and not out.update:
+        pytest.fail(f"golden case {name} passes now: remove 'xfail' from its case.json", False)
     if out.skipped:
         pytest.skip("command not available yet: " + "; ".join(out.skipped))
 

@@ -1,0 +1,487 @@
+#!/usr/bin/env python
+"""Benchmark: traces and time of retracing workloads, unfixed vs fixed four ways.
+
+Each workload is a small real module (written to a work directory) run as:
+
+- ``unfixed``: plain ``@tf.function``;
+- ``reduce_retracing``: ``@tf.function(reduce_retracing=True)`` only;
+- ``autosig``: the unfixed module after the real pipeline, ``autosig profile -- ...``
+  then ``autosig fix --profile`` (n/a, with the reason, when that fails);
+- ``hand``: the ``input_signature`` a careful engineer writes.
+
+Every measurement runs in a fresh child process per (workload, repetition) that loads
+each variant as its own module, in an order rotated between repetitions, after an
+untimed warm-up; medians over the repetitions are reported. Columns: traces, total
+time of the workload (tracing included), median steady-state step time (steps after
+the first few), and the ratios autosig/hand (target <= 1.05), reduce_retracing/autosig
+and unfixed/autosig of total time. Prints a markdown table and writes JSON to
+bench-results/retrace.json.
+
+    python scripts/bench_retrace.py            # full run (a few minutes on 2 cores)
+    python scripts/bench_retrace.py --quick    # smoke run
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _bench_common import (  # noqa: E402
+    autosig_command,
+    machine,
+    machine_line,
+    markdown_table,
+    median,
+    python_executable,
+    ratio,
+    write_results,
+)
+
+VARIANTS = ("unfixed", "reduce_retracing", "autosig", "hand")
+WARMUP_STEPS = 5
+"""Steps excluded from the steady-state median (first traces, kernel warm-up)."""
+
+
+@dataclass(frozen=True)
+class Workload:
+    """A module template (``{decorator}`` marks the tf.function line) and its hand signature."""
+
+    name: str
+    description: str
+    template: str
+    hand_decorator: str
+    steps: int
+    quick_steps: int
+
+
+TEXT = Workload(
+    name="text_train_step",
+    description="text classifier train step, int32 token batches (batch 16-32, length 5-60)",
+    template='''"""Bag-of-embeddings text classifier and its training step."""
+
+import tensorflow as tf
+
+VOCAB, DIM = 1000, 32
+embedding = tf.Variable(tf.random.stateless_normal([VOCAB, DIM], seed=[1, 1]) * 0.05)
+dense = tf.Variable(tf.random.stateless_normal([DIM, 2], seed=[1, 2]) * 0.05)
+
+
+{decorator}
+def train_step(tokens, labels):
+    with tf.GradientTape() as tape:
+        mask = tf.cast(tokens > 0, tf.float32)
+        vectors = tf.gather(embedding, tokens) * mask[..., None]
+        count = tf.maximum(tf.reduce_sum(mask, 1, keepdims=True), 1.0)
+        logits = (tf.reduce_sum(vectors, 1) / count) @ dense
+        loss = tf.reduce_mean(
+            tf.nn.sparse_softmax_cross_entropy_with_logits(labels=labels, logits=logits)
+        )
+    grad_embedding, grad_dense = tape.gradient(loss, [embedding, dense])
+    embedding.assign_sub(0.1 * tf.convert_to_tensor(grad_embedding))
+    dense.assign_sub(0.1 * grad_dense)
+    return loss
+''',
+    hand_decorator="""@tf.function(
+    input_signature=[tf.TensorSpec([None, None], tf.int32), tf.TensorSpec([None], tf.int32)]
+)""",
+    steps=200,
+    quick_steps=40,
+)
+
+SCALARS = Workload(
+    name="python_scalars",
+    description="tf.Module __call__(image, steps: int, step_size: float), values change per call",
+    template='''"""Iterative image smoothing with Python int/float arguments."""
+
+import tensorflow as tf
+
+
+class Smoother(tf.Module):
+    def __init__(self):
+        super().__init__()
+        laplacian = [[0.0, 1.0, 0.0], [1.0, -4.0, 1.0], [0.0, 1.0, 0.0]]
+        self.kernel = tf.constant(laplacian, shape=[3, 3, 1, 1])
+
+    {decorator}
+    def __call__(self, image, steps, step_size):
+        for _ in tf.range(steps):
+            image = image + step_size * tf.nn.conv2d(image, self.kernel, 1, "SAME")
+        return image
+''',
+    hand_decorator="""@tf.function(
+        input_signature=[
+            tf.TensorSpec([1, 32, 32, 1], tf.float32),
+            tf.TensorSpec([], tf.int32),
+            tf.TensorSpec([], tf.float32),
+        ]
+    )""",
+    steps=48,
+    quick_steps=16,
+)
+
+DICT = Workload(
+    name="dict_inputs",
+    description="scoring function on a nested dict of feature tensors (batch 1-64)",
+    template='''"""A scoring function on nested dict features."""
+
+import tensorflow as tf
+
+w1 = tf.Variable(tf.random.stateless_normal([4, 16], seed=[2, 1]))
+w2 = tf.Variable(tf.random.stateless_normal([16, 1], seed=[2, 2]))
+
+
+{decorator}
+def score(features):
+    user, item = features["user"], features["item"]
+    category = tf.cast(item["category"], tf.float32)
+    x = tf.stack([user["age"] / 100.0, user["income"], item["price"] / 10.0, category], axis=1)
+    return tf.sigmoid(tf.nn.relu(x @ w1) @ w2)[:, 0]
+''',
+    hand_decorator="""@tf.function(
+    input_signature=[
+        {
+            "user": {
+                "age": tf.TensorSpec([None], tf.float32),
+                "income": tf.TensorSpec([None], tf.float32),
+            },
+            "item": {
+                "price": tf.TensorSpec([None], tf.float32),
+                "category": tf.TensorSpec([None], tf.int64),
+            },
+        }
+    ]
+)""",
+    steps=200,
+    quick_steps=40,
+)
+
+RAGGED = Workload(
+    name="ragged",
+    description="bag of words on a tf.RaggedTensor of int64 token ids (batch 8-40)",
+    template='''"""Mean of token embeddings over a ragged batch."""
+
+import tensorflow as tf
+
+table = tf.Variable(tf.random.stateless_normal([500, 16], seed=[3, 1]))
+projection = tf.Variable(tf.random.stateless_normal([16, 4], seed=[3, 2]))
+
+
+{decorator}
+def encode(tokens):
+    return tf.reduce_mean(tf.gather(table, tokens), axis=1) @ projection
+''',
+    hand_decorator="""@tf.function(
+    input_signature=[
+        tf.RaggedTensorSpec([None, None], tf.int64, ragged_rank=1, row_splits_dtype=tf.int64)
+    ]
+)""",
+    steps=200,
+    quick_steps=40,
+)
+
+WORKLOADS = {w.name: w for w in (TEXT, SCALARS, DICT, RAGGED)}
+
+
+# --- child process: build inputs, load each variant, time it ------------------------------
+
+
+def make_inputs(name: str, steps: int, seed: int) -> list[tuple[Any, ...]]:
+    """The same inputs for every variant, built before any timing."""
+    import numpy as np
+    import tensorflow as tf
+
+    rng = np.random.default_rng(seed)
+    calls: list[tuple[Any, ...]] = []
+    for step in range(steps):
+        if name == "text_train_step":
+            batch, length = int(rng.integers(16, 33)), int(rng.integers(5, 61))
+            tokens = rng.integers(0, 1000, size=(batch, length)).astype(np.int32)
+            calls.append((tokens, (tokens[:, 0] % 2).astype(np.int32)))
+        elif name == "python_scalars":
+            image = rng.uniform(size=(1, 32, 32, 1)).astype(np.float32)
+            calls.append((image, 1 + step % 8, round(0.02 + 0.01 * (step % 6), 2)))
+        elif name == "dict_inputs":
+            batch = int(rng.integers(1, 65))
+            user = {
+                "age": rng.uniform(18, 80, batch).astype(np.float32),
+                "income": rng.uniform(0, 5, batch).astype(np.float32),
+            }
+            item = {
+                "price": rng.uniform(1, 20, batch).astype(np.float32),
+                "category": rng.integers(0, 9, batch).astype(np.int64),
+            }
+            calls.append(({"user": user, "item": item},))
+        elif name == "ragged":
+            lengths = rng.integers(1, 30, size=int(rng.integers(8, 41)))
+            values = tf.constant(rng.integers(0, 500, size=int(lengths.sum())), tf.int64)
+            calls.append((tf.RaggedTensor.from_row_lengths(values, lengths),))
+        else:
+            raise SystemExit(f"bench_retrace: unknown workload {name}")
+    return calls
+
+
+def entry_point(name: str, module: Any) -> Any:
+    """The tf.function (bound, for methods) the workload calls."""
+    return {
+        "text_train_step": lambda: module.train_step,
+        "python_scalars": lambda: module.Smoother().__call__,
+        "dict_inputs": lambda: module.score,
+        "ragged": lambda: module.encode,
+    }[name]()
+
+
+def load_variant(path: Path, label: str) -> Any:
+    spec = importlib.util.spec_from_file_location(f"bench_{label}", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def time_variant(name: str, path: Path, label: str, calls: list) -> dict[str, Any]:
+    import tensorflow as tf
+
+    fn = entry_point(name, load_variant(path, label))
+    step_times = []
+    start = time.perf_counter()
+    for args in calls:
+        t0 = time.perf_counter()
+        for tensor in tf.nest.flatten(fn(*args)):
+            tensor.numpy()
+        step_times.append(time.perf_counter() - t0)
+    total = time.perf_counter() - start
+    return {
+        "traces": fn.experimental_get_tracing_count(),
+        "total_s": total,
+        "median_step_s": statistics.median(step_times[WARMUP_STEPS:] or step_times),
+    }
+
+
+def child(args: argparse.Namespace) -> None:
+    """Time the given variant files in the given order; print one JSON line."""
+    calls = make_inputs(args.workload, args.steps, seed=args.seed)
+    files = dict(item.split("=", 1) for item in args.variant)
+    if args.warmup:
+        # Untimed: warms op kernels and thread pools so the first timed variant pays no extra.
+        time_variant(args.workload, Path(files[args.warmup]), "warmup", calls[:WARMUP_STEPS])
+    results = {
+        label: time_variant(args.workload, Path(path), label, calls)
+        for label, path in files.items()
+    }
+    print("BENCH " + json.dumps(results))
+
+
+# --- parent: prepare variants, run the autosig pipeline, interleave, summarise ------------
+
+
+def prepare(workload: Workload, root: Path, quick: bool) -> tuple[dict[str, Path], dict]:
+    """Write the variants; run autosig profile + fix to make the autosig one."""
+    folder = root / workload.name
+    folder.mkdir(parents=True)
+    files = {}
+    sources = {
+        "unfixed": "@tf.function",
+        "reduce_retracing": "@tf.function(reduce_retracing=True)",
+        "hand": workload.hand_decorator,
+    }
+    for label, decorator in sources.items():
+        files[label] = folder / f"{label}.py"
+        files[label].write_text(workload.template.format(decorator=decorator))
+    pipeline = run_autosig_pipeline(workload, folder, files["unfixed"], quick)
+    if pipeline["ok"]:
+        files["autosig"] = folder / "autosig" / "model.py"
+    return files, pipeline
+
+
+def run_autosig_pipeline(workload: Workload, folder: Path, unfixed: Path, quick: bool) -> dict:
+    """profile the unfixed module running the workload, then fix it in place."""
+    project = folder / "autosig"
+    project.mkdir()
+    model = project / "model.py"
+    shutil.copyfile(unfixed, model)
+    steps = workload.quick_steps if quick else workload.steps
+    record = {"ok": False, "commands": []}
+    commands = [
+        [*autosig_command(), "profile", "-o", "profile.json", "--", python_executable()]
+        + [str(Path(__file__).resolve()), "_child", "--workload", workload.name]
+        + ["--steps", str(steps), "--seed", "1", "--variant", "profiled=model.py"],
+        [*autosig_command(), "fix", "model.py", "--profile", "profile.json"],
+    ]
+    for command in commands:
+        start = time.perf_counter()
+        proc = subprocess.run(command, cwd=project, capture_output=True, text=True)
+        record["commands"].append(
+            {
+                "command": "autosig "
+                + " ".join(
+                    "python" if part == python_executable() else part for part in command[3:]
+                ),
+                "exit": proc.returncode,
+                "seconds": round(time.perf_counter() - start, 2),
+            }
+        )
+        if proc.returncode not in (0, 1) or (command[3] == "profile" and proc.returncode):
+            tail = (proc.stderr.strip().splitlines() or ["(no output)"])[-1]
+            record["error"] = f"autosig {command[3]} exited {proc.returncode}: {tail}"
+            return record
+    fixed = model.read_text()
+    record["ok"] = fixed != unfixed.read_text()
+    if not record["ok"]:
+        record["error"] = "autosig fix changed nothing"
+    record["decorator"] = [
+        line for line in fixed.splitlines() if "tf.function" in line or "Spec(" in line
+    ]
+    return record
+
+
+def run_repetition(
+    workload: Workload, files: dict[str, Path], order: list[str], steps: int, seed: int
+) -> dict[str, dict]:
+    command = [python_executable(), str(Path(__file__).resolve()), "_child"]
+    command += ["--workload", workload.name, "--steps", str(steps), "--seed", str(seed)]
+    command += ["--warmup", "hand"]
+    for label in order:
+        command += ["--variant", f"{label}={files[label]}"]
+    proc = subprocess.run(command, capture_output=True, text=True)
+    lines = [line for line in proc.stdout.splitlines() if line.startswith("BENCH ")]
+    if proc.returncode or not lines:
+        tail = "\n".join(proc.stderr.strip().splitlines()[-15:])
+        raise SystemExit(f"bench_retrace: {workload.name} child failed:\n{tail}")
+    return json.loads(lines[-1][len("BENCH ") :])
+
+
+def summarise(runs: list[dict[str, dict]], labels: list[str]) -> dict[str, dict]:
+    summary = {}
+    for label in labels:
+        measured = [run[label] for run in runs if label in run]
+        summary[label] = {
+            "traces": max(m["traces"] for m in measured),
+            "total_s": median([m["total_s"] for m in measured]),
+            "median_step_s": median([m["median_step_s"] for m in measured]),
+            "total_s_all": [m["total_s"] for m in measured],
+        }
+    return summary
+
+
+def tables(results: dict[str, dict]) -> str:
+    rows, ratio_rows = [], []
+    for name, result in results.items():
+        summary = result["summary"]
+        for label in VARIANTS:
+            m = summary.get(label)
+            rows.append(
+                [name, label]
+                + (
+                    [m["traces"], m["total_s"], m["median_step_s"] * 1000]
+                    if m
+                    else [None, None, None]
+                )
+            )
+        total = {
+            label: summary[label]["total_s"] if label in summary else None for label in VARIANTS
+        }
+        ratio_rows.append(
+            [
+                name,
+                ratio(total["autosig"], total["hand"]),
+                ratio(total["reduce_retracing"], total["autosig"]),
+                ratio(total["unfixed"], total["autosig"]),
+            ]
+        )
+    first = markdown_table(["workload", "variant", "traces", "total (s)", "median step (ms)"], rows)
+    second = markdown_table(
+        [
+            "workload",
+            "autosig/hand (target <= 1.05)",
+            "reduce_retracing/autosig",
+            "unfixed/autosig",
+        ],
+        ratio_rows,
+    )
+    return f"{first}\n\nRatios of total time:\n\n{second}"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    sub = parser.add_subparsers(dest="command")
+    inner = sub.add_parser("_child", help=argparse.SUPPRESS)
+    inner.add_argument("--workload", required=True, choices=sorted(WORKLOADS))
+    inner.add_argument("--steps", type=int, required=True)
+    inner.add_argument("--seed", type=int, default=0)
+    inner.add_argument("--warmup")
+    inner.add_argument("--variant", action="append", required=True, help="LABEL=PATH")
+    parser.add_argument("--quick", action="store_true", help="few steps, one repetition")
+    parser.add_argument("--repeat", type=int, help="repetitions (default 3, --quick 1)")
+    parser.add_argument("--workload", action="append", choices=sorted(WORKLOADS))
+    parser.add_argument(
+        "--output", type=Path, help="JSON file (default bench-results/retrace.json)"
+    )
+    parser.add_argument("--keep", type=Path, help="keep the generated variants in this directory")
+    args = parser.parse_args(argv)
+    if args.command == "_child":
+        child(args)
+        return 0
+
+    repeat = args.repeat or (1 if args.quick else 3)
+    selected = [WORKLOADS[name] for name in args.workload or WORKLOADS]
+    root = args.keep or Path(tempfile.mkdtemp(prefix="autosig-bench-"))
+    if args.keep:
+        shutil.rmtree(root, ignore_errors=True)
+        root.mkdir(parents=True)
+    info = machine()
+    results: dict[str, dict] = {}
+    started = time.perf_counter()
+    try:
+        for workload in selected:
+            files, pipeline = prepare(workload, root, args.quick)
+            if not pipeline["ok"]:
+                print(f"{workload.name}: autosig column n/a: {pipeline['error']}", file=sys.stderr)
+            labels = [label for label in VARIANTS if label in files]
+            steps = workload.quick_steps if args.quick else workload.steps
+            runs = []
+            for rep in range(repeat):
+                order = labels[rep % len(labels) :] + labels[: rep % len(labels)]
+                runs.append(run_repetition(workload, files, order, steps, seed=rep))
+                print(f"{workload.name}: repetition {rep + 1}/{repeat} done", file=sys.stderr)
+            results[workload.name] = {
+                "description": workload.description,
+                "steps": steps,
+                "autosig_pipeline": pipeline,
+                "summary": summarise(runs, labels),
+                "runs": runs,
+            }
+    finally:
+        if not args.keep:
+            shutil.rmtree(root, ignore_errors=True)
+    table = tables(results)
+    print(f"Retracing benchmark ({repeat} repetition(s), medians)\n")
+    print(table)
+    print(f"\nMachine: {machine_line(info)}")
+    command = "python scripts/bench_retrace.py" + (" --quick" if args.quick else "")
+    data = {
+        "benchmark": "retrace",
+        "command": command,
+        "repeat": repeat,
+        "machine": info,
+        "wall_s": round(time.perf_counter() - started, 1),
+        "workloads": results,
+        "table": table,
+    }
+    path = write_results("retrace-quick" if args.quick else "retrace", data, args.output)
+    print(f"Results: {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
