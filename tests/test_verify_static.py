@@ -206,3 +206,24 @@ def test_python_params_found_in_nested_signatures() -> None:
         )
     ]
     assert _python_params(Profile([record]), "m.py", "f") == ["n", "cfg"]
+
+
+def test_timing_target_unwraps_tf_style_method_wrappers() -> None:
+    """TF serves methods through a wrapper defined in TF whose __wrapped__ is the bound method."""
+    import functools
+
+    from autosig.verify.xla import _target
+
+    class Model:
+        def step(self, x):
+            return x
+
+    bound = Model().step
+
+    @functools.wraps(bound)
+    def tf_wrapper(*args, **kwargs):
+        return bound(*args, **kwargs)
+
+    assert _target(tf_wrapper) is Model.step
+    assert _target(functools.partial(Model.step, None)) is Model.step
+    assert _target(object()) is None

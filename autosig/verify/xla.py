@@ -62,17 +62,16 @@ compilation included: the step time a user of the function pays."""
 def _target(fn: Any) -> Any:
     """The plain function (with ``__code__``) behind wrappers, or None."""
     for _ in range(64):
-        if isinstance(fn, types.MethodType):
+        wrapped = getattr(fn, "__wrapped__", None)
+        if wrapped is not None and wrapped is not fn:
+            # TF's per-instance method functions are wrappers defined in TF itself
+            fn = wrapped
+        elif isinstance(fn, types.MethodType):
             fn = fn.__func__
         elif isinstance(fn, functools.partial):
             fn = fn.func
-        elif hasattr(fn, "__code__"):
-            return fn
         else:
-            wrapped = getattr(fn, "__wrapped__", None)
-            if wrapped is None or wrapped is fn:
-                return None
-            fn = wrapped
+            return fn if hasattr(fn, "__code__") else None
     return None
 
 
