@@ -2,12 +2,14 @@
 """Benchmark: ``autosig check`` and static ``autosig fix --diff`` vs ``tf_upgrade_v2 --intree``.
 
 All three read the same large real tree: the Python files of the tf-models-official
-wheel (fetched once with pip into .corpus/ by scripts/fetch_corpus.py). Each tool runs
-as a child process, interleaved, repeated (median reported); measured: wall time and
-peak memory, both the largest single process (``wait4`` ru_maxrss) and the whole
-process tree (RSS of the child and its descendants summed, sampled every 20 ms from
-/proc, since autosig parses in worker processes). Prints a markdown table and writes
-JSON to bench-results/static.json. Target: autosig >= 5x faster than tf_upgrade_v2.
+wheel (fetched once with pip into .corpus/ by scripts/fetch_corpus.py), without the few
+files tf_upgrade_v2's parser crashes on. Each tool runs as a child process, interleaved,
+repeated (median reported). Measured: wall time; CPU time (user + sys of the child and
+its waited-for descendants: steadier than wall time on a shared machine); peak memory of
+the largest process (``wait4`` ru_maxrss) and of the whole process tree (RSS of the
+child and its descendants summed, sampled every 20 ms from /proc: autosig parses in
+worker processes). Prints a markdown table and writes JSON to bench-results/static.json.
+Target: autosig >= 5x faster than tf_upgrade_v2.
 
     python scripts/bench_static.py            # 3 repetitions
     python scripts/bench_static.py --quick    # 1 repetition
@@ -135,6 +137,7 @@ def measure(command: list[str], cwd: Path, stdout_path: Path) -> dict[str, Any]:
     return {
         "exit": proc.returncode,
         "wall_s": wall,
+        "cpu_s": usage.ru_utime + usage.ru_stime,
         "max_process_rss_mb": usage.ru_maxrss / 1024,
         "tree_rss_mb": peak[0] / 1024,
         "stderr_tail": "".join(stderr_chunks).strip().splitlines()[-3:],
@@ -210,6 +213,7 @@ def main(argv: list[str] | None = None) -> int:
     summary = {
         name: {
             "wall_s": median([r["wall_s"] for r in results]),
+            "cpu_s": median([r["cpu_s"] for r in results]),
             "max_process_rss_mb": max(r["max_process_rss_mb"] for r in results),
             "tree_rss_mb": max(r["tree_rss_mb"] for r in results),
             "exit": results[-1]["exit"],
@@ -222,6 +226,7 @@ def main(argv: list[str] | None = None) -> int:
         [
             name,
             s["wall_s"],
+            s["cpu_s"],
             s["tree_rss_mb"],
             s["max_process_rss_mb"],
             ratio(baseline, s["wall_s"]) if not name.startswith("tf_upgrade") else 1.0,
@@ -234,6 +239,7 @@ def main(argv: list[str] | None = None) -> int:
         [
             "tool",
             "wall (s)",
+            "CPU (s)",
             "peak RSS, all processes (MB)",
             "peak RSS, largest process (MB)",
             "speed-up vs tf_upgrade_v2",
