@@ -160,6 +160,20 @@ def test_case_is_complete(name: str) -> None:
     assert "TRACES" in (folder / "driver.py").read_text()
 
 
+def test_normalise_drops_timings_paths_addresses_and_order(tmp_path: Path) -> None:
+    text = (
+        f"b (model.py:3): tracing 0.164 s of 12 ms in calls at 0x7f61ee00f380\n"
+        f"  note: {tmp_path}/model.py changed\n\n"
+        "a (model.py:1): 2 calls\n"
+    )
+    assert normalise(text, tmp_path) == (
+        "a (model.py:1): 2 calls\n\n"
+        "b (model.py:3): tracing <time> of <time> in calls at 0x?\n  note: model.py changed\n"
+    )
+    diff = "-@tf.function\n\n+@tf.function(reduce_retracing=True)\n"
+    assert normalise(diff, tmp_path, sort_blocks=False) == diff
+
+
 def test_every_case_is_numbered_once() -> None:
     numbers = [name.split("_", 1)[0] for name in CASES]
     assert len(CASES) >= 12 and len(set(numbers)) == len(numbers)
