@@ -140,7 +140,26 @@ def atomic_write_bytes(path: Path | str, data: bytes, mode: int | None = None) -
 
 
 def write_source(source: SourceFile, new_text: str) -> None:
-    """Write ``new_text`` back with the original encoding, BOM and mode, atomically."""
+    """Write ``new_text`` back with the original encoding, BOM and mode, atomically.
+
+    Refuses (AutosigError) when the file was deleted or changed on disk since it was
+    read: a fix must never recreate a removed file or overwrite an edit saved meanwhile.
+    """
+    try:
+        current = source.path.read_bytes()
+    except FileNotFoundError:
+        raise AutosigError(
+            "was deleted while autosig ran; not recreated", str(source.path)
+        ) from None
+    except OSError as exc:
+        raise AutosigError(
+            f"cannot read before writing: {exc.strerror or exc}", str(source.path)
+        ) from None
+    if current != source.encode():
+        raise AutosigError(
+            "changed on disk while autosig ran; not overwritten (run autosig fix again)",
+            str(source.path),
+        )
     atomic_write_bytes(source.path, source.encode(new_text), source.mode)
 
 

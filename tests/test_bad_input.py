@@ -368,11 +368,6 @@ def _fix_with_hook(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, hook: object
     return run(["fix", ".", "-j", "1"], tmp_path)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="fix writes without checking that the file is still there: a file deleted "
-    "during the run is recreated with the fixed text",
-)
 def test_file_deleted_during_fix_is_not_recreated(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -389,11 +384,6 @@ def test_file_deleted_during_fix_is_not_recreated(
     assert_one_error(result.stdout + result.stderr, "vanishing.py")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="fix writes without checking that the file is unchanged since it was read: "
-    "an edit saved during the run is overwritten (lost work)",
-)
 def test_file_edited_during_fix_keeps_the_edit(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
