@@ -130,6 +130,25 @@ class RewrittenSourceFinder(importlib.abc.MetaPathFinder):
 _INSTALLED: RewrittenSourceFinder | None = None
 
 
+_ORIGINAL_UPDATECACHE = linecache.updatecache
+
+
+def _updatecache_keeping_rewritten(filename: str, module_globals: Any = None) -> list[str]:
+    """``linecache.updatecache`` that serves the rewritten text for rewritten files.
+
+    TensorFlow's autograph (inspect_utils._fix_linecache_record) calls
+    ``linecache.updatecache(file)``, which re-reads the ORIGINAL file from disk and
+    would make autograph convert the original function body instead of the rewritten one.
+    """
+    finder = _INSTALLED
+    if finder is not None:
+        text = finder.sources.get(_real(filename)) if filename else None
+        if text is not None:
+            prime_linecache(filename, text)
+            return linecache.cache[filename][2]
+    return _ORIGINAL_UPDATECACHE(filename, module_globals)
+
+
 def install(sources: Mapping[str, str]) -> RewrittenSourceFinder:
     """Put the finder first on ``sys.meta_path`` (once per process)."""
     global _INSTALLED
@@ -139,6 +158,7 @@ def install(sources: Mapping[str, str]) -> RewrittenSourceFinder:
     sys.meta_path.insert(0, _INSTALLED)
     for path, text in _INSTALLED.sources.items():
         prime_linecache(path, text)
+    linecache.updatecache = _updatecache_keeping_rewritten
     return _INSTALLED
 
 
