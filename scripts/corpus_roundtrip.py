@@ -35,7 +35,7 @@ sys.path.insert(0, str(ROOT))
 from fetch_corpus import CORPORA, fetch  # noqa: E402
 
 from autosig.discover import discover_text  # noqa: E402
-from autosig.files import read_source  # noqa: E402
+from autosig.files import mentions_function, read_source  # noqa: E402
 
 
 def _run(cmd: list[str], cwd: Path) -> tuple[int, str, str, float, float]:
@@ -56,15 +56,25 @@ def _digest(tree: Path) -> dict[str, str]:
     }
 
 
+def _sites(tree: Path, name: str) -> list:
+    """The file's tf.function sites; files the text prefilter rules out have none.
+
+    Parsing every file of a corpus with metadata takes minutes (libcst), and only the
+    few that mention ``.function`` can hold a site, exactly as ``autosig`` itself reasons.
+    """
+    path = tree / name
+    if not mentions_function(path.read_bytes()):
+        return []
+    try:
+        return discover_text(read_source(path).text, name)[1]
+    except Exception:  # noqa: BLE001 - unparsable originals are reported by check
+        return []
+
+
 def _signatures(tree: Path, names: list[str]) -> dict[str, str]:
     found: dict[str, str] = {}
     for name in names:
-        try:
-            text = read_source(tree / name).text
-            _, sites = discover_text(text, name)
-        except Exception:  # noqa: BLE001 - unparsable originals are reported by check
-            continue
-        for s in sites:
+        for s in _sites(tree, name):
             if s.site.has_input_signature:
                 key = f"{name}::{s.site.qualname}:{s.site.line}"
                 found[key] = s.site.decorator_args["input_signature"]
@@ -111,12 +121,7 @@ def roundtrip(name: str, limit: int | None, jobs: int) -> dict[str, object]:
         for key, value in sigs_before.items():
             if sigs_after.get(key) != value:
                 problems.append(f"{key}: existing input_signature changed or lost")
-        sites = 0
-        for rel in before:
-            try:
-                sites += len(discover_text(read_source(source / rel).text, rel)[1])
-            except Exception:  # noqa: BLE001
-                pass
+        sites = sum(len(_sites(source, rel)) for rel in before)
         lines = sum((source / rel).read_bytes().count(b"\n") for rel in before)
     return {
         "corpus": name,
