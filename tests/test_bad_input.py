@@ -557,3 +557,57 @@ def test_two_fix_runs_at_once(tmp_path: Path) -> None:
     no_temp_files(tmp_path)
     again = run(["fix", ".", "--diff"], tmp_path)
     assert again.exit_code == 0 and again.stdout == ""
+
+
+# -- scale ------------------------------------------------------------------------------
+
+
+def _read_all(fd: int, sink: list[bytes]) -> None:
+    while True:
+        try:
+            chunk = os.read(fd, 65536)
+        except OSError:
+            return
+        if not chunk:
+            return
+        sink.append(chunk)
+
+
+@pytest.mark.slow
+def test_10000_files_finish_and_show_progress_on_a_terminal(tmp_path: Path) -> None:
+    """A 10,000-file tree: check finishes, and a terminal on stderr sees a progress bar."""
+    import pty
+    import threading
+    import time
+
+    plain = "def helper_{i}(x):\n    return x + {i}\n"
+    for i in range(10_000):
+        d = tmp_path / f"pkg{i // 500}"
+        if i % 500 == 0:
+            d.mkdir()
+        text = GOOD.replace("step", f"step{i}") if i % 40 == 0 else plain.format(i=i)
+        (d / f"m{i}.py").write_text(text)
+    master, slave = pty.openpty()
+    sink: list[bytes] = []
+    reader = threading.Thread(target=_read_all, args=(master, sink), daemon=True)
+    reader.start()
+    start = time.monotonic()
+    proc = subprocess.run(
+        [sys.executable, "-m", "autosig", "check", ".", "--format", "json"],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=slave,
+        env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2", "COLUMNS": "100"},
+        timeout=300,
+    )
+    seconds = time.monotonic() - start
+    os.close(slave)
+    reader.join(timeout=10)
+    os.close(master)
+    terminal = b"".join(sink).decode("utf-8", "replace")
+    assert proc.returncode == 1, terminal
+    findings = json.loads(proc.stdout)
+    assert len({f["path"] for f in findings}) == 250  # every file holding a site
+    assert "autosig check" in terminal and "250/250" in terminal, terminal[-500:]
+    assert "10000 files" in terminal or "10,000 files" in terminal, terminal[-300:]
+    print(f"10,000 files (250 with sites): {seconds:.1f} s; stderr tail: {terminal[-160:]!r}")
