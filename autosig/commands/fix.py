@@ -163,7 +163,7 @@ def command(
         _fail(exc)
     unsafe = config.unsafe_fixes if unsafe_fixes is None else unsafe_fixes
     errors: list[AutosigError] = []
-    files = _collect(paths, config, select, ignore, exclude, errors)
+    files, seen = _collect(paths, config, select, ignore, exclude, errors)
 
     plan: Plan | None = None
     profile = None
@@ -225,15 +225,13 @@ def command(
         click.echo(format_error(error), err=True)
     if not quiet:
         for _, result in by_file:
-            for line in file_summary(result, written=not dry_run):
+            for line in file_summary(result, written=not dry_run, static=show_diff):
                 click.echo(line, err=True)
         if patch_out is not None:
             what = "the diff" if diff else "an empty patch (nothing to change)"
             click.echo(f"Wrote {what} to {patch_out}.", err=True)
         click.echo(
-            total_summary(
-                results_only, written=not dry_run, errors=len(errors), files_seen=len(files)
-            ),
+            total_summary(results_only, written=not dry_run, errors=len(errors), files_seen=seen),
             err=True,
         )
     if errors:
@@ -258,15 +256,18 @@ def _collect(
     ignore: tuple[str, ...] | None,
     exclude: tuple[str, ...],
     errors: list[AutosigError],
-) -> list[_File]:
-    """Every Python file under ``paths`` that may hold a tf.function, read."""
+) -> tuple[list[_File], int]:
+    """Every Python file under ``paths`` that may hold a tf.function, read; and how many
+    Python files there were in all."""
     files: list[_File] = []
+    seen = 0
     for item in iter_python_files(paths, exclude=tuple(config.exclude) + tuple(exclude)):
         if isinstance(item, AutosigError):
             errors.append(item)
             continue
         if config.is_excluded(item):
             continue
+        seen += 1
         try:
             source = read_source(item)
         except AutosigError as exc:
@@ -279,7 +280,7 @@ def _collect(
             file_select = tuple(select)
         file_ignore = tuple(file_ignore) + tuple(c for c in ignore or () if c not in file_ignore)
         files.append(_File(source, display_path(item), "", file_select, file_ignore))
-    return files
+    return files, seen
 
 
 def profile_relative(path: Path, root: Path) -> str:
@@ -313,8 +314,9 @@ def _plan(
         file.profile_rel = profile_relative(file.source.path, root)
     sources = {file.profile_rel: file.source.text for file in files}
     plan = infer_plan(profile, sources, _infer_options(config, relax, root))
-    codes = selected_codes(select if select is not None else config.select, ignore)
-    codes -= set(config.ignore)
+    codes = selected_codes(
+        select if select is not None else config.select, tuple(config.ignore) + tuple(ignore or ())
+    )
     profile_codes = {code for code in codes if code.startswith("AS2")}
     if not profile_codes:
         return profile, root, None

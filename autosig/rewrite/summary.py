@@ -6,6 +6,7 @@ changes alter behaviour on purpose (a new random stream, state moved to a tf.Var
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Sequence
 
@@ -20,9 +21,20 @@ def _codes(counter: Counter[str]) -> str:
     return ", ".join(f"{code} x{n}" if n > 1 else code for code, n in sorted(counter.items()))
 
 
-def file_summary(result: FixResult, *, written: bool, verb: str | None = None) -> list[str]:
-    """Lines for one file (none when nothing changed and nothing is left)."""
-    if not result.changed and not result.left:
+STATIC_LEFT = re.compile(r"^line \d+: AS\d{3} ")
+"""How the engine words a static finding it left (``line 6: AS105 ...``)."""
+
+
+def file_summary(
+    result: FixResult, *, written: bool, verb: str | None = None, static: bool = True
+) -> list[str]:
+    """Lines for one file (none when nothing changed and nothing is left).
+
+    ``static=False`` leaves out the static findings left, for when they are printed
+    as findings anyway.
+    """
+    left = [item for item in result.left if static or not STATIC_LEFT.match(item)]
+    if not result.changed and not left:
         return []
     parts: list[str] = []
     signed = [f.qualname or "?" for f in result.applied if f.code == SIGNATURE]
@@ -44,7 +56,7 @@ def file_summary(result: FixResult, *, written: bool, verb: str | None = None) -
         head = f"{result.path}: {verb}: {'; '.join(parts) or 'changes'}"
     else:
         head = f"{result.path}: nothing changed"
-    return [head] + [f"  - {item}" for item in result.left]
+    return [head] + [f"  - {item}" for item in left]
 
 
 def total_summary(
