@@ -99,13 +99,13 @@ class PlannedWrite:
     hunks: int
 
 
-def check_patch(patch_text: str, root: Path) -> list[PlannedWrite]:
+def check_patch(patch_text: str, root: Path, *, recount: bool = False) -> list[PlannedWrite]:
     """Parse ``patch_text`` and check every hunk against the files under ``root``.
 
     Returns the new text of every file; raises AutosigError (naming the file and hunk)
     for a malformed patch or a hunk whose context or removed lines no longer match.
     """
-    patch = _parse(patch_text)
+    patch = _parse(recount_hunks(patch_text) if recount else patch_text)
     planned: list[PlannedWrite] = []
     seen: set[Path] = set()
     for patched in patch:
@@ -120,12 +120,16 @@ def check_patch(patch_text: str, root: Path) -> list[PlannedWrite]:
     return planned
 
 
-def apply_patch(patch_text: str, root: Path, *, dry_run: bool = False) -> list[Path]:
+def apply_patch(
+    patch_text: str, root: Path, *, dry_run: bool = False, recount: bool = False
+) -> list[Path]:
     """Apply a unified diff under ``root``: all files or, if any hunk is stale, none.
 
-    Returns the paths written (or that would be, with ``dry_run``).
+    ``recount``: trust the hunks' lines over the counts in their ``@@`` headers (a
+    patch edited by hand, like ``git apply --recount``). Returns the paths written
+    (or that would be, with ``dry_run``).
     """
-    planned = check_patch(patch_text, root)
+    planned = check_patch(patch_text, root, recount=recount)
     if not dry_run:
         for item in planned:
             if item.new_text != item.source.text:
@@ -143,12 +147,53 @@ def _parse(patch_text: str) -> PatchSet:
         patch = PatchSet(split_lines(patch_text))
     except UnidiffParseError as exc:
         raise AutosigError(
-            f"not a valid unified diff: {exc} (if you edited the patch, the line counts in "
-            "each '@@ -a,b +c,d @@' header must match its lines)"
+            f"not a valid unified diff: {exc} (if you added or removed lines by hand, the "
+            "counts in its '@@ -a,b +c,d @@' header no longer match: apply with --recount)"
         ) from None
     if not patch:
         raise AutosigError("no file changes found in the patch (is it a unified diff?)")
     return patch
+
+
+_HUNK_HEADER = re.compile(r"^@@ -(\d+)(?:,\d+)? \+(\d+)(?:,\d+)? @@(.*)$", re.DOTALL)
+
+
+def recount_hunks(patch_text: str) -> str:
+    """``patch_text`` with every hunk header's line counts recomputed from its lines.
+
+    A hunk runs to the next hunk header, the next file's ``---``/``+++`` pair or
+    ``diff`` line, or the end. Lines outside hunks are kept as they are.
+    """
+    lines = split_lines(patch_text)
+    out: list[str] = []
+    index = 0
+    while index < len(lines):
+        header = _HUNK_HEADER.match(lines[index])
+        if header is None:
+            out.append(lines[index])
+            index += 1
+            continue
+        body_end = index + 1
+        while body_end < len(lines) and not _ends_hunk(lines, body_end):
+            body_end += 1
+        body = lines[index + 1 : body_end]
+        while body and body[-1] in ("\n", "\r\n"):
+            body.pop()  # blank lines after a hunk separate it from what follows
+        old = sum(1 for line in body if line[:1] in (" ", "-") or line in ("\n", "\r\n"))
+        new = sum(1 for line in body if line[:1] in (" ", "+") or line in ("\n", "\r\n"))
+        start_old, start_new, rest = header.group(1), header.group(2), header.group(3)
+        out.append(f"@@ -{start_old},{old} +{start_new},{new} @@{rest}")
+        out.extend(lines[index + 1 : body_end])
+        index = body_end
+    return "".join(out)
+
+
+def _ends_hunk(lines: list[str], index: int) -> bool:
+    line = lines[index]
+    if line.startswith("@@ ") or line.startswith("diff "):
+        return True
+    following = lines[index + 1] if index + 1 < len(lines) else ""
+    return line.startswith("--- ") and following.startswith("+++ ")
 
 
 def _target_name(patched: object) -> str:

@@ -85,3 +85,13 @@ def test_bad_patch_files(project: Path, content: bytes | None, message: str) -> 
     result = run(["apply", "bad.patch"], project)
     assert result.exit_code == 2 and message in result.stderr
     assert (project / "src" / "a.py").read_text() == OLD
+
+
+def test_recount_after_adding_a_line_by_hand(project: Path) -> None:
+    patch = (project / "fixes.patch").read_text()
+    (project / "fixes.patch").write_text(patch.replace("+x3 = 33\n", "+x3 = 33\n+x3b = 3\n", 1))
+    refused = run(["apply", "fixes.patch"], project)
+    assert refused.exit_code == 2 and "--recount" in refused.stderr
+    applied = run(["apply", "fixes.patch", "--recount"], project)
+    assert applied.exit_code == 0, applied.output
+    assert (project / "src" / "a.py").read_text() == NEW.replace("x3 = 33\n", "x3 = 33\nx3b = 3\n")

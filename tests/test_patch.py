@@ -13,7 +13,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from autosig.errors import AutosigError
-from autosig.patch import apply_patch, check_patch, display_path, split_lines, unified_diff
+from autosig.patch import (
+    apply_patch,
+    check_patch,
+    display_path,
+    recount_hunks,
+    split_lines,
+    unified_diff,
+)
 
 OLD = "".join(f"line {i}\n" for i in range(1, 61))
 NEW = OLD.replace("line 5\n", "line five\n").replace("line 40\n", "line forty\nextra\n")
@@ -155,8 +162,21 @@ def test_hand_edited_patch_with_a_dropped_hunk(tmp_path: Path) -> None:
 def test_patch_with_wrong_counts_is_a_clear_error(tmp_path: Path) -> None:
     write(tmp_path, "m.py", OLD)
     patch = unified_diff(OLD, NEW, "m.py").replace("+line five\n", "+line five\n+one more\n")
-    with pytest.raises(AutosigError, match="not a valid unified diff.*line counts"):
+    with pytest.raises(AutosigError, match="not a valid unified diff.*--recount"):
         apply_patch(patch, tmp_path)
+    apply_patch(patch, tmp_path, recount=True)
+    assert (tmp_path / "m.py").read_text() == NEW.replace("line five\n", "line five\none more\n")
+
+
+def test_recount_handles_deleted_lines_and_several_files(tmp_path: Path) -> None:
+    write(tmp_path, "a.py", OLD)
+    write(tmp_path, "b.py", OLD)
+    patch = unified_diff(OLD, NEW, "a.py") + unified_diff(OLD, NEW, "b.py")
+    edited = patch.replace("+extra\n", "", 1)  # reviewer drops one added line in a.py
+    apply_patch(edited, tmp_path, recount=True)
+    assert (tmp_path / "a.py").read_text() == NEW.replace("extra\n", "")
+    assert (tmp_path / "b.py").read_text() == NEW
+    assert recount_hunks(patch) == patch  # counts already right: unchanged
 
 
 @pytest.mark.parametrize("text", ["", "hello\n", "--- a/x\n+++ b/x\n@@ -1 +1 @@\n garbage"])

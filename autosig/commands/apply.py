@@ -19,6 +19,7 @@ from autosig.report import format_error
 Examples:
   autosig fix src/ --profile .autosig/profile.json --patch-out fixes.patch
   $EDITOR fixes.patch                  # review; drop or edit hunks
+  autosig apply fixes.patch --recount  # if you added or deleted lines in it
   autosig apply fixes.patch --dry-run  # check that every hunk still applies
   autosig apply fixes.patch
 
@@ -37,8 +38,14 @@ patch is malformed, a file is missing, or a hunk no longer matches.
     help="Directory the patch's paths are relative to (where 'autosig fix' ran).",
 )
 @click.option("--dry-run", is_flag=True, help="Check every hunk, list the files, write nothing.")
+@click.option(
+    "--recount",
+    is_flag=True,
+    help="Recompute each hunk's line counts from its lines (after adding or deleting "
+    "lines in the patch by hand), like 'git apply --recount'.",
+)
 @click.option("-q", "--quiet", is_flag=True, help="Print nothing on success.")
-def command(patch: Path, root: Path, dry_run: bool, quiet: bool) -> None:
+def command(patch: Path, root: Path, dry_run: bool, recount: bool, quiet: bool) -> None:
     """Apply PATCH (a unified diff from 'autosig fix --diff' or '--patch-out').
 
     Every hunk of every file is checked against the current files first; if any no
@@ -49,7 +56,7 @@ def command(patch: Path, root: Path, dry_run: bool, quiet: bool) -> None:
     """
     try:
         text = sys.stdin.buffer.read().decode("utf-8") if str(patch) == "-" else read_patch(patch)
-        written = apply_patch(text, root, dry_run=dry_run)
+        written = apply_patch(text, root, dry_run=dry_run, recount=recount)
     except UnicodeDecodeError as exc:
         click.echo(format_error(AutosigError(f"patch is not UTF-8 text: {exc}")), err=True)
         sys.exit(EXIT_ERROR)

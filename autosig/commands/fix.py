@@ -10,6 +10,7 @@ atomically, and a file that fails to read or parse is reported and left as it wa
 from __future__ import annotations
 
 import os
+import pickle
 import sys
 from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
@@ -378,7 +379,7 @@ def _fix_all(
                         results.append(outcome)
                         bar.advance()
                 return results
-            except (BrokenProcessPool, OSError, NotImplementedError):
+            except (BrokenProcessPool, OSError, NotImplementedError, pickle.PicklingError):
                 results = []  # no usable pool here: fix inline
         for task in tasks:
             results.append(fix_task(task))
