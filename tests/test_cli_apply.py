@@ -88,8 +88,8 @@ def test_bad_patch_files(project: Path, content: bytes | None, message: str) -> 
 
 
 def test_recount_after_adding_a_line_by_hand(project: Path) -> None:
-    patch = (project / "fixes.patch").read_text()
-    (project / "fixes.patch").write_text(patch.replace("+x3 = 33\n", "+x3 = 33\n+x3b = 3\n", 1))
+    patch = (project / "fixes.patch").read_bytes()  # bytes: b.py's hunks are CRLF
+    (project / "fixes.patch").write_bytes(patch.replace(b"+x3 = 33\n", b"+x3 = 33\n+x3b = 3\n", 1))
     refused = run(["apply", "fixes.patch"], project)
     assert refused.exit_code == 2 and "--recount" in refused.stderr
     applied = run(["apply", "fixes.patch", "--recount"], project)
