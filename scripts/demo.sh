@@ -23,8 +23,10 @@ cp "golden/$case_name/model.py" "golden/$case_name/driver.py" "$work/"
 cd "$work"
 
 failed=0
+bold="" plain=""
+if [ -t 1 ]; then bold=$'\033[1m' plain=$'\033[0m'; fi
 header() {
-    printf '\n\033[1m==> %s\033[0m\n' "$1"
+    printf '\n%s==> %s%s\n' "$bold" "$1" "$plain"
     printf '$ %s\n' "$2"
 }
 available() {
