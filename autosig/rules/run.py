@@ -12,6 +12,7 @@ from autosig.rewrite.edits import Replacement, apply_edits, nested_edit_keys
 from autosig.rules.base import Rule, Violation
 from autosig.rules.context import RuleContext
 from autosig.rules.registry import select_rules
+from autosig.skeleton import skeleton
 
 MAX_FIX_PASSES = 8
 """Fixes that overlap (a print around a random call) are applied in later passes."""
@@ -86,11 +87,15 @@ def check_text(
     select: Iterable[str] | None = None,
     ignore: Iterable[str] | None = None,
 ) -> list[Finding]:
-    """Static findings for one file's text (AutosigError if it does not parse)."""
+    """Static findings for one file's text (AutosigError if it does not parse).
+
+    Works on ``skeleton(text)``: same lines, irrelevant functions blanked, same findings
+    at a fraction of libcst's metadata cost.
+    """
     rules = select_rules(select, ignore)
     if not rules:
         return []
-    ctx = RuleContext.from_text(text, path)
+    ctx = RuleContext.from_text(skeleton(text), path)
     return [violation_to_finding(ctx, r, v) for r, v in check_context(ctx, rules)]
 
 

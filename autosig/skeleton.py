@@ -1,0 +1,118 @@
+"""Cut a file down to the parts static rules can report on, keeping every line number.
+
+libcst metadata costs about 1 ms a line; most lines of a file that holds a tf.function
+are in functions that hold none. ``check`` only reports inside traced code, so it can
+parse a *skeleton*: the same text with every top-level function or class (and every
+method of a kept class) that cannot matter replaced by blank lines. Line and column
+numbers are unchanged, so findings are identical; ``fix`` always works on the whole file.
+
+What is kept: every statement that is not a def/class (imports, assignments, loops), a
+def/class whose text may hold a site (``files.PREFILTER`` or a name imported as
+tensorflow's ``function``); in a kept class, the methods that hold a site, ``__init__``,
+and every method assigning a ``self`` attribute those use; and any def named as the
+target of a ``function(...)`` call form in the kept text. A file ``ast`` cannot parse is returned
+whole (libcst then reports it, or parses syntax newer than this Python's).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+
+from autosig.files import PREFILTER
+
+_CALL_FORM_TARGET = re.compile(r"function\s*\(\s*(?:(?:self|cls)\s*\.\s*)?([A-Za-z_]\w*)")
+_DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+
+
+def _span(node: ast.stmt) -> tuple[int, int]:
+    decorators = getattr(node, "decorator_list", [])
+    start = min([node.lineno, *(d.lineno for d in decorators)])
+    return start, node.end_lineno or node.lineno
+
+
+def _imported_function_names(tree: ast.Module) -> set[str]:
+    """Local names bound by ``from tensorflow... import function [as name]``."""
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("tensorflow"):
+            names.update(a.asname or a.name for a in node.names if a.name == "function")
+    return names
+
+
+def _mentions(lines: list[str], span: tuple[int, int], local: re.Pattern[str] | None) -> bool:
+    segment = "".join(lines[span[0] - 1 : span[1]])
+    if PREFILTER.search(segment.encode()) is not None:
+        return True
+    return local is not None and local.search(segment) is not None
+
+
+_SELF_USE = re.compile(r"self\s*\.\s*([A-Za-z_]\w*)")
+_SELF_SET = re.compile(r"self\s*\.\s*([A-Za-z_]\w*)\s*(?:[-+*/%@&|^<>]{1,3})?=(?!=)")
+
+
+def _class_members_to_drop(
+    node: ast.ClassDef, lines: list[str], local: re.Pattern[str] | None
+) -> list[tuple[int, int, str]]:
+    """Methods of a kept class that neither hold a site nor set an attribute one uses.
+
+    Rules look at the rest of the class only for the ``self.<attr>`` the traced methods
+    use (AS103 needs every assignment of a mutated attribute, AS104/AS105 whether it
+    holds a tensor), so every method assigning such an attribute is kept.
+    """
+    methods = [m for m in node.body if isinstance(m, _DEFS)]
+    texts = {id(m): "".join(lines[_span(m)[0] - 1 : _span(m)[1]]) for m in methods}
+    traced = [m for m in methods if _mentions(lines, _span(m), local)]
+    relevant = traced + [m for m in methods if m.name == "__init__" and m not in traced]
+    used = {a for m in traced for a in _SELF_USE.findall(texts[id(m)])}
+    drop = []
+    for m in methods:
+        if m in relevant or set(_SELF_SET.findall(texts[id(m)])) & used:
+            continue
+        drop.append((*_span(m), m.name))
+    if len(drop) == len(node.body):
+        return []  # an empty class body would not parse
+    return drop
+
+
+def skeleton(text: str) -> str:
+    """``text`` with the top-level defs/classes that cannot hold a site blanked out."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return text
+    lines = text.splitlines(keepends=True)
+    names = _imported_function_names(tree)
+    local = (
+        re.compile(r"\b(?:" + "|".join(map(re.escape, sorted(names))) + r")\b") if names else None
+    )
+    drop: list[tuple[int, int, str]] = []  # (span, name)
+    kept_text: list[str] = []
+    for node in tree.body:
+        span = _span(node)
+        if not isinstance(node, _DEFS):
+            kept_text.append("".join(lines[span[0] - 1 : span[1]]))
+            continue
+        if not _mentions(lines, span, local):
+            drop.append((*span, node.name))
+            continue
+        if isinstance(node, ast.ClassDef):
+            drop.extend(_class_members_to_drop(node, lines, local))
+        kept_text.append("".join(lines[span[0] - 1 : span[1]]))
+    if not drop:
+        return text
+    wanted = set(_CALL_FORM_TARGET.findall("".join(kept_text)))
+    blank = [False] * (len(lines) + 1)
+    for start, end, name in drop:
+        if name in wanted:
+            continue
+        for number in range(start, end + 1):
+            blank[number] = True
+    out = []
+    for number, line in enumerate(lines, start=1):
+        if blank[number]:
+            ending = line[len(line.rstrip("\r\n")) :]
+            out.append(ending or "")
+        else:
+            out.append(line)
+    return "".join(out)
