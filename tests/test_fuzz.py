@@ -489,11 +489,6 @@ def test_libcst_drops_blank_lines_before_an_indented_final_comment() -> None:
     assert cst.parse_module(LIBCST_LOSES_LINES).code != LIBCST_LOSES_LINES
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="libcst 1.9 drops blank lines before an indented comment at the end of a file; "
-    "fix should refuse such a file (or restore the lines) instead of rewriting it",
-)
 def test_fix_keeps_blank_lines_libcst_drops() -> None:
     try:
         new = fix(LIBCST_LOSES_LINES, unsafe=False).new_text
