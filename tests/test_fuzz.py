@@ -497,11 +497,6 @@ def test_fix_keeps_blank_lines_libcst_drops() -> None:
     assert new.endswith("    tf.print(x)\n\n\n  # end\n")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="AS103 _declared() runs m.findall over the whole function body for every plain "
-    "assignment: check time grows with the square of a tf.function's length",
-)
 def test_check_time_grows_linearly_with_function_length() -> None:
     def seconds(lines: int) -> float:
         text = "import tensorflow as tf\n@tf.function\ndef f(x):\n" + "    x = -x\n" * lines

@@ -228,13 +228,34 @@ def _declared(ctx: RuleContext, node: cst.CSTNode, name: str, kind: m.Global | m
     function = ctx.enclosing_function(node)
     if not isinstance(function, cst.FunctionDef):
         return False
-    declarations = m.findall(function.body, kind)
-    for declaration in declarations:
-        if ctx.enclosing_function(declaration) is function and any(
-            item.name.value == name for item in declaration.names
-        ):
-            return True
-    return False
+    return name in _declared_names(ctx, function, kind)
+
+
+_DECLARED_CACHE: dict[tuple[int, int, str], tuple[cst.FunctionDef, frozenset[str]]] = {}
+
+
+def _declared_names(
+    ctx: RuleContext, function: cst.FunctionDef, kind: m.Global | m.Nonlocal
+) -> frozenset[str]:
+    """Names declared global/nonlocal directly in ``function``, found once per function.
+
+    Searching the body again for every assignment made check time quadratic in a
+    function's length.
+    """
+    key = (id(ctx), id(function), type(kind).__name__)
+    cached = _DECLARED_CACHE.get(key)
+    if cached is not None and cached[0] is function:
+        return cached[1]
+    names = frozenset(
+        item.name.value
+        for declaration in m.findall(function.body, kind)
+        if ctx.enclosing_function(declaration) is function
+        for item in declaration.names
+    )
+    if len(_DECLARED_CACHE) > 4096:
+        _DECLARED_CACHE.clear()
+    _DECLARED_CACHE[key] = (function, names)
+    return names
 
 
 def _update(ctx: RuleContext, node: cst.AugAssign, method: str) -> cst.Expr:
