@@ -483,11 +483,6 @@ def test_stale_profile_function_is_refused_rest_fixed(tmp_path: Path) -> None:
     assert (tmp_path / "good.py").read_text() == GOOD_FIXED  # static fixes still made
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a profile recorded in another project (none of its functions are in the "
-    "files being fixed) is used silently; the user is not told",
-)
 def test_profile_from_another_project_is_named(tmp_path: Path) -> None:
     tree(tmp_path, {"good.py": GOOD})
     other = _profile("/somewhere/else/project", path="model/train.py")
@@ -496,6 +491,22 @@ def test_profile_from_another_project_is_named(tmp_path: Path) -> None:
     lines = [line for line in result.stderr.splitlines() if "other.json" in line]
     assert len(lines) == 1, result.stderr
     assert "project" in lines[0]
+
+
+def test_profile_of_a_moved_checkout_still_applies(tmp_path: Path) -> None:
+    """A profile whose recorded root no longer exists is matched from its .autosig/ folder."""
+    from autosig.hashing import source_hash_from_file_text
+    from autosig.profile.format import ParamInfo
+
+    tree(tmp_path, {"good.py": GOOD})
+    profile = _profile("/checkout/that/moved")
+    profile.functions[0].source_sha256 = source_hash_from_file_text(GOOD, 5, 7)
+    profile.functions[0].params = [ParamInfo("x", "POSITIONAL_OR_KEYWORD")]
+    (tmp_path / ".autosig").mkdir()
+    (tmp_path / ".autosig" / "profile.json").write_text(profile.dumps())
+    result = run(["fix", "good.py", "--profile", ".autosig/profile.json", "--diff"], tmp_path)
+    assert "input_signature" in result.stdout, result.stdout + result.stderr
+    assert "warning" not in result.stderr
 
 
 # -- patches ----------------------------------------------------------------------------

@@ -310,7 +310,7 @@ def _plan(
     from autosig.rules.registry import selected_codes
 
     profile = load_profile(profile_path)
-    root = Path(profile.project_root) if profile.project_root else Path.cwd()
+    root = _profile_root(profile, profile_path, files, config)
     for file in files:
         file.profile_rel = profile_relative(file.source.path, root)
     sources = {file.profile_rel: file.source.text for file in files}
@@ -328,6 +328,33 @@ def _plan(
         ]
     )
     return profile, root, plan
+
+
+def _profile_root(profile: Any, profile_path: Path, files: list[_File], config: Config) -> Path:
+    """The directory the profile's relative paths are relative to, for these files.
+
+    The recorded project root first; if the checkout moved (or the profile was copied
+    from a colleague), the directory holding ``.autosig/``, the config root, then the
+    current directory. When no candidate puts any profiled function in the files being
+    fixed, say so instead of silently making only static fixes.
+    """
+    candidates: list[Path] = []
+    if profile.project_root:
+        candidates.append(Path(profile.project_root))
+    holder = profile_path.resolve().parent
+    candidates += [holder.parent if holder.name == ".autosig" else holder, config.root, Path.cwd()]
+    profiled = {f.path for f in profile.functions if f.editable and f.path}
+    for candidate in candidates:
+        if any(profile_relative(file.source.path, candidate) in profiled for file in files):
+            return candidate
+    if profiled and files:
+        click.echo(
+            f"autosig: warning: {profile_path}: none of its {len(profiled)} profiled "
+            f"function files are among the files being fixed (recorded in "
+            f"{profile.project_root or 'an unknown directory'}); only static fixes are made",
+            err=True,
+        )
+    return candidates[0]
 
 
 def _infer_options(config: Config, relax: str | None, root: Path) -> Any:
