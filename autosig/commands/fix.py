@@ -228,6 +228,8 @@ def command(
         for _, result in by_file:
             for line in file_summary(result, written=not dry_run, static=show_diff):
                 click.echo(line, err=True)
+        for line in _library_notes(profile, plan):
+            click.echo(line, err=True)
         if patch_out is not None:
             what = "the diff" if diff else "an empty patch (nothing to change)"
             click.echo(f"Wrote {what} to {patch_out}.", err=True)
@@ -328,6 +330,33 @@ def _plan(
         ]
     )
     return profile, root, plan
+
+
+def _library_notes(profile: Any, plan: Plan | None) -> list[str]:
+    """What to change in the calling code for library functions that retraced.
+
+    Their source (Keras' train_function, ...) is not the user's to rewrite, so the
+    recommendation inference made for them is printed instead of a diff.
+    """
+    if profile is None or plan is None:
+        return []
+    lines: list[str] = []
+    for record in profile.functions:
+        if record.editable or record.traces <= 1:
+            continue
+        entry = plan.for_site(record.path or "", record.qualname, record.line)
+        reasons = list(entry.reasons) if entry is not None else []
+        lines.append(
+            f"{record.qualname} (library code, not rewritten): "
+            f"{record.traces} traces for {record.calls} calls"
+        )
+        where = record.path or ""
+        short = where.split("site-packages/")[-1].split("dist-packages/")[-1]
+        lines.extend(
+            f"  - {reason.replace(where, short) if where else reason}"
+            for reason in dict.fromkeys(reasons)
+        )
+    return lines
 
 
 def _profile_root(profile: Any, profile_path: Path, files: list[_File], config: Config) -> Path:
