@@ -198,14 +198,14 @@ def _verify(
     quiet: bool,
     output_file: Path | None,
 ) -> int:
-    from autosig.profile.format import load_profile
+    from autosig.profile.format import load_profile, project_root_of
     from autosig.verify.candidate import build_candidate
     from autosig.verify.report import render, summary_line
     from autosig.verify.runner import VerifySettings, verify_candidate
 
     assert isinstance(settings, VerifySettings)
     profile = load_profile(profile_path)
-    root = Path(profile.project_root or Path.cwd())
+    root = project_root_of(profile, profile_path)
     if not cmd:
         if not profile.command:
             raise AutosigError(
@@ -236,7 +236,7 @@ def _replay(
     quiet: bool,
     output_file: Path | None,
 ) -> int:
-    from autosig.profile.format import load_profile
+    from autosig.profile.format import load_profile, project_root_of
     from autosig.verify.candidate import build_candidate
     from autosig.verify.replay import replay_candidate
     from autosig.verify.report import render, summary_line
@@ -244,7 +244,7 @@ def _replay(
 
     assert isinstance(settings, VerifySettings)
     profile = load_profile(profile_path)
-    root = Path(profile.project_root or Path.cwd())
+    root = project_root_of(profile, profile_path)
     candidate = build_candidate(profile, root, unsafe_fixes=unsafe_fixes)
     report = replay_candidate(profile, profile_path, candidate, settings)
     _emit(render(report, output_format), output_file)

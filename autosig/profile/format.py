@@ -291,3 +291,17 @@ def samples_path(profile_path: Path | str) -> Path:
     """Where the input samples of a profile live: ``x.json`` -> ``x.npz``."""
     p = Path(profile_path)
     return p.with_suffix(".npz")
+
+
+def project_root_of(profile: Profile, profile_path: Path | str) -> Path:
+    """The directory the profile's relative paths start from, on this machine.
+
+    The recorded root when it still exists; for a moved or copied checkout, the folder
+    holding the profile's ``.autosig/`` directory; else the current directory.
+    """
+    if profile.project_root and Path(profile.project_root).is_dir():
+        return Path(profile.project_root)
+    holder = Path(profile_path).resolve().parent
+    if holder.name == ".autosig":
+        return holder.parent
+    return Path.cwd()

@@ -1,0 +1,42 @@
+"""The profile file: versions, corrupt input, and where its relative paths start."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from autosig.errors import AutosigError
+from autosig.profile.format import Profile, load_profile, project_root_of, save_profile
+
+
+def test_round_trip(tmp_path: Path) -> None:
+    profile = Profile(project_root=str(tmp_path), command=["python", "t.py"], exit_code=0)
+    save_profile(profile, tmp_path / "sub" / "p.json")
+    assert load_profile(tmp_path / "sub" / "p.json") == profile
+
+
+@pytest.mark.parametrize(
+    "data, words",
+    [
+        ("{", "invalid JSON"),
+        (json.dumps({"functions": []}), "not an autosig profile"),
+        (json.dumps({"autosig_profile": 99}), "newer"),
+        (json.dumps({"autosig_profile": 1, "functions": [{"path": "a.py"}]}), "corrupt"),
+    ],
+)
+def test_bad_profiles_are_one_line_errors(tmp_path: Path, data: str, words: str) -> None:
+    path = tmp_path / "p.json"
+    path.write_text(data)
+    with pytest.raises(AutosigError) as info:
+        load_profile(path)
+    assert words in str(info.value) and str(path) in str(info.value)
+    assert "\n" not in str(info.value)
+
+
+def test_project_root_of_a_moved_checkout(tmp_path: Path) -> None:
+    profile = Profile(project_root="/checkout/that/moved")
+    assert project_root_of(profile, tmp_path / ".autosig" / "profile.json") == tmp_path
+    profile = Profile(project_root=str(tmp_path))
+    assert project_root_of(profile, "/elsewhere/p.json") == tmp_path
