@@ -117,7 +117,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=15)
     parser.add_argument("--calls", type=int, default=200)
-    parser.add_argument("--json", type=Path, default=Path("bench_profile_overhead.json"))
+    parser.add_argument(
+        "--json",
+        type=Path,
+        default=Path(__file__).resolve().parent.parent / "bench-results" / "profile_overhead.json",
+    )
     args = parser.parse_args()
     results = {}
     with tempfile.TemporaryDirectory() as tmp:
@@ -145,6 +149,7 @@ def main() -> None:
         "repeats": args.repeats,
         "calls_per_block": args.calls,
     }
+    args.json.parent.mkdir(parents=True, exist_ok=True)
     args.json.write_text(json.dumps({"meta": meta, "results": results}, indent=1) + "\n")
     print(f"\nwrote {args.json}")
 
