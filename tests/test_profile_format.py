@@ -40,3 +40,11 @@ def test_project_root_of_a_moved_checkout(tmp_path: Path) -> None:
     assert project_root_of(profile, tmp_path / ".autosig" / "profile.json") == tmp_path
     profile = Profile(project_root=str(tmp_path))
     assert project_root_of(profile, "/elsewhere/p.json") == tmp_path
+
+
+def test_project_root_of_a_copy_whose_original_still_exists(tmp_path: Path) -> None:
+    original, copy = tmp_path / "original", tmp_path / "copy"
+    original.mkdir()
+    (copy / ".autosig").mkdir(parents=True)
+    profile = Profile(project_root=str(original))
+    assert project_root_of(profile, copy / ".autosig" / "profile.json") == copy

@@ -362,16 +362,15 @@ def _library_notes(profile: Any, plan: Plan | None) -> list[str]:
 def _profile_root(profile: Any, profile_path: Path, files: list[_File], config: Config) -> Path:
     """The directory the profile's relative paths are relative to, for these files.
 
-    The recorded project root first; if the checkout moved (or the profile was copied
-    from a colleague), the directory holding ``.autosig/``, the config root, then the
-    current directory. When no candidate puts any profiled function in the files being
-    fixed, say so instead of silently making only static fixes.
+    ``profile.format.candidate_roots`` first (the folder holding ``.autosig/``, the
+    recorded root, the current directory), then the profile's own folder and the config
+    root. When no candidate puts any profiled function in the files being fixed, say so
+    instead of silently making only static fixes.
     """
-    candidates: list[Path] = []
-    if profile.project_root:
-        candidates.append(Path(profile.project_root))
-    holder = profile_path.resolve().parent
-    candidates += [holder.parent if holder.name == ".autosig" else holder, config.root, Path.cwd()]
+    from autosig.profile.format import candidate_roots
+
+    extra = [profile_path.resolve().parent, config.root]
+    candidates = list(dict.fromkeys([*candidate_roots(profile, profile_path), *extra]))
     profiled = {f.path for f in profile.functions if f.editable and f.path}
     for candidate in candidates:
         if any(profile_relative(file.source.path, candidate) in profiled for file in files):

@@ -293,15 +293,21 @@ def samples_path(profile_path: Path | str) -> Path:
     return p.with_suffix(".npz")
 
 
-def project_root_of(profile: Profile, profile_path: Path | str) -> Path:
-    """The directory the profile's relative paths start from, on this machine.
+def candidate_roots(profile: Profile, profile_path: Path | str) -> list[Path]:
+    """Directories the profile's relative paths may start from, most likely first.
 
-    The recorded root when it still exists; for a moved or copied checkout, the folder
-    holding the profile's ``.autosig/`` directory; else the current directory.
+    A profile inside a ``.autosig/`` folder belongs to the folder holding it: a moved or
+    copied checkout keeps its profile there, while the recorded root may still name the
+    original. Then the recorded root, then the current directory.
     """
-    if profile.project_root and Path(profile.project_root).is_dir():
-        return Path(profile.project_root)
     holder = Path(profile_path).resolve().parent
-    if holder.name == ".autosig":
-        return holder.parent
-    return Path.cwd()
+    roots = [holder.parent] if holder.name == ".autosig" else []
+    if profile.project_root:
+        roots.append(Path(profile.project_root))
+    roots.append(Path.cwd())
+    return list(dict.fromkeys(roots))
+
+
+def project_root_of(profile: Profile, profile_path: Path | str) -> Path:
+    """The directory the profile's relative paths start from, on this machine."""
+    return next(root for root in candidate_roots(profile, profile_path) if root.is_dir())
