@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -200,7 +201,6 @@ def _verify(
 ) -> int:
     from autosig.profile.format import load_profile, project_root_of
     from autosig.verify.candidate import build_candidate
-    from autosig.verify.report import render, summary_line
     from autosig.verify.runner import VerifySettings, verify_candidate
 
     assert isinstance(settings, VerifySettings)
@@ -222,10 +222,7 @@ def _verify(
         os.chdir(root)
     candidate = build_candidate(profile, root, unsafe_fixes=unsafe_fixes)
     report, _ = verify_candidate(cmd, candidate, settings)
-    _emit(render(report, output_format), output_file)
-    if not quiet:
-        click.echo(summary_line(report), err=True)
-    return report.exit_code
+    return _report(report, output_format, quiet, output_file)
 
 
 def _replay(
@@ -239,7 +236,6 @@ def _replay(
     from autosig.profile.format import load_profile, project_root_of
     from autosig.verify.candidate import build_candidate
     from autosig.verify.replay import replay_candidate
-    from autosig.verify.report import render, summary_line
     from autosig.verify.runner import VerifySettings
 
     assert isinstance(settings, VerifySettings)
@@ -247,6 +243,13 @@ def _replay(
     root = project_root_of(profile, profile_path)
     candidate = build_candidate(profile, root, unsafe_fixes=unsafe_fixes)
     report = replay_candidate(profile, profile_path, candidate, settings)
+    return _report(report, output_format, quiet, output_file)
+
+
+def _report(report: Any, output_format: str, quiet: bool, output_file: Path | None) -> int:
+    """Print (or write) the report and the summary line; the exit code follows it."""
+    from autosig.verify.report import render, summary_line
+
     _emit(render(report, output_format), output_file)
     if not quiet:
         click.echo(summary_line(report), err=True)
