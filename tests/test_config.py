@@ -103,7 +103,7 @@ def test_explicit_config_file(tmp_path: Path) -> None:
             '[tool.autosig]\nignore = ["AS108"]\n',
             "'tool.autosig.ignore': unknown rule code 'AS108'",
         ),
-        ('[tool.autosig]\nselect = ["AS3"]\n', "'tool.autosig.select': unknown rule code 'AS3'"),
+        ('[tool.autosig]\nselect = ["AS4"]\n', "'tool.autosig.select': unknown rule code 'AS4'"),
         ("[tool.autosig]\njobs = 0\n", "'tool.autosig.jobs': expected a positive integer"),
         ("[tool.autosig]\njobs = true\n", "'tool.autosig.jobs'"),
         ('[tool.autosig]\nunsafe-fixes = "yes"\n', "'tool.autosig.unsafe-fixes'"),
@@ -135,6 +135,19 @@ def test_bad_config_names_file_and_key(tmp_path: Path, text: str, needle: str) -
     assert info.value.path == str(pyproject)
     assert needle in str(info.value)
     assert "\n" not in str(info.value)
+
+
+def test_verify_codes_are_accepted_in_select_ignore_and_per_path(tmp_path: Path) -> None:
+    config = load_config(
+        [tmp_path],
+        write(
+            tmp_path / "autosig.toml",
+            'select = ["AS1", "as3"]\nignore = ["AS302"]\n'
+            '[per-path-ignores]\n"tests/*" = ["AS301"]\n',
+        ),
+    )
+    assert config.select == ("AS1", "AS3") and config.ignore == ("AS302",)
+    assert config.rules_for(tmp_path / "tests" / "t.py")[1] == ("AS302", "AS301")
 
 
 def test_unknown_key_in_autosig_toml_has_no_prefix(tmp_path: Path) -> None:

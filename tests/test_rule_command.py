@@ -39,6 +39,7 @@ def test_table_lists_every_code() -> None:
     assert lines[0].split()[:3] == ["code", "name", "fix"]
     listed = [line.split()[0] for line in lines[1 : 1 + len(ALL_CODES)]]
     assert listed == list(ALL_CODES)
+    assert "AS301  not-equivalent" in result.output and "AS302  could-not-run" in result.output
 
 
 def test_json_for_one_and_for_all() -> None:
@@ -47,7 +48,41 @@ def test_json_for_one_and_for_all() -> None:
     assert one["documentation"].startswith("## What it does")
     every = json.loads(run("--format", "json").output)
     assert [e["code"] for e in every] == list(ALL_CODES)
-    assert {e["kind"] for e in every} == {"static", "profile"}
+    assert {e["kind"] for e in every} == {"static", "profile", "verify"}
+    verify = json.loads(run("as302", "--format", "json").output)
+    assert (verify["kind"], verify["fix_safety"], verify["name"]) == (
+        "verify",
+        "none",
+        "could-not-run",
+    )
+
+
+@pytest.mark.parametrize("code", ["AS301", "AS302"])
+def test_verify_codes_say_what_happens_and_how_to_ignore_them(code: str) -> None:
+    result = run(code)
+    assert result.exit_code == 0, result.output
+    assert result.output.startswith(f"# {'not-equivalent' if code == 'AS301' else 'could-not-run'}")
+    assert "Fix: none (reported only)" in result.output
+    for needle in (
+        "autosig verify",
+        "autosig fix --profile FILE --verify",
+        f"# autosig: ignore[{code}]",
+        f'ignore = ["{code}"]',
+        "## Ignoring it",
+    ):
+        assert needle in result.output, needle
+    assert result.output.index("## Ignoring it") < result.output.index("## Fix safety")
+
+
+def test_all_prints_every_page_in_code_order() -> None:
+    result = run("--all")
+    assert result.exit_code == 0, result.output
+    headers = [line for line in result.output.splitlines() if line.startswith("# ")]
+    assert [h.rsplit("(", 1)[1].rstrip(")") for h in headers] == list(ALL_CODES)
+    for code in ALL_CODES:
+        assert rule_doc(code) in result.output
+    both = run("AS101", "--all")
+    assert both.exit_code == 2 and "not both" in both.output
 
 
 def test_unknown_code_is_one_line_and_exit_2() -> None:

@@ -17,9 +17,12 @@ from autosig.rules.registry import (
     ALL_CODES,
     ALL_RULES,
     RULE_DOCS,
+    VERIFY_VERDICT_CODES,
+    code_kind,
     get_rule,
     rule_doc,
     select_rules,
+    selected_codes,
 )
 from autosig.rules.run import check_context, check_text, fix_text
 
@@ -114,9 +117,18 @@ def test_registry_lists_every_code_once_in_order() -> None:
     codes = [rule.code for rule in ALL_RULES]
     assert codes == sorted(codes) == [f"AS10{i}" for i in range(1, 8)]
     assert list(RULE_DOCS) == list(ALL_CODES)
-    assert set(RULE_DOCS) == {*codes, "AS201", "AS202", "AS203", "AS204"}
+    profile_codes = {"AS201", "AS202", "AS203", "AS204"}
+    assert set(RULE_DOCS) == {*codes, *profile_codes, "AS301", "AS302"}
+    assert list(ALL_CODES)[-2:] == ["AS301", "AS302"]  # verify codes sort last
     for code in RULE_DOCS:
         assert "## Fix safety" in rule_doc(code)
+    assert {code: code_kind(code) for code in RULE_DOCS} == {
+        **dict.fromkeys(codes, "static"),
+        **dict.fromkeys(profile_codes, "profile"),
+        "AS301": "verify",
+        "AS302": "verify",
+    }
+    assert VERIFY_VERDICT_CODES == {"not equivalent": "AS301", "could not run": "AS302"}
 
 
 def test_select_and_ignore_take_codes_and_prefixes() -> None:
@@ -128,7 +140,16 @@ def test_select_and_ignore_take_codes_and_prefixes() -> None:
     assert len(select_rules(["ALL"])) == len(ALL_RULES)
 
 
-@pytest.mark.parametrize("select, ignore", [(["AS108"], None), (None, ["AS3"]), (["X1"], None)])
+def test_verify_codes_select_by_prefix_and_no_static_rule() -> None:
+    assert selected_codes(["AS3"]) == {"AS301", "AS302"}
+    assert selected_codes(None, ["AS302"]) == set(ALL_CODES) - {"AS302"}
+    assert select_rules(["AS3"]) == []  # verify codes: accepted, no static rule
+    assert len(select_rules(None, ["AS3"])) == len(ALL_RULES)
+
+
+@pytest.mark.parametrize(
+    "select, ignore", [(["AS108"], None), (None, ["AS4"]), (["AS303"], None), (["X1"], None)]
+)
 def test_unknown_codes_are_errors_naming_them(select, ignore) -> None:
     with pytest.raises(AutosigError, match="unknown rule code"):
         select_rules(select, ignore)
@@ -140,6 +161,8 @@ def test_get_rule() -> None:
         get_rule("AS999")
     with pytest.raises(AutosigError, match="profile finding"):
         get_rule("AS201")
+    with pytest.raises(AutosigError, match="AS301 is a verify finding"):
+        get_rule("AS301")
 
 
 # -- context ----------------------------------------------------------------------------------

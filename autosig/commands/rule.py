@@ -17,10 +17,18 @@ from autosig.errors import EXIT_ERROR, AutosigError
 Examples:
   autosig rule                 # table of every code
   autosig rule AS101           # what AS101 finds, why, and how it is fixed
+  autosig rule AS301           # a verify finding: what it means, what to do
+  autosig rule --all           # every rule's full documentation
   autosig rule --format json   # every rule with its documentation, for tooling
 """,
 )
 @click.argument("code", required=False)
+@click.option(
+    "--all",
+    "show_all",
+    is_flag=True,
+    help="Print every rule's full documentation instead of the table.",
+)
 @click.option(
     "--format",
     "--output-format",
@@ -30,15 +38,19 @@ Examples:
     show_default=True,
     help="text for people, json for tools.",
 )
-def command(code: str | None, output_format: str) -> None:
-    """Print the documentation of rule CODE (AS101-AS107, AS201-AS204), or list them all.
+def command(code: str | None, show_all: bool, output_format: str) -> None:
+    """Print the documentation of rule CODE, or list every code.
 
-    Each rule's text has the same sections: what it does, why it is bad under
-    tracing, an example, what to write instead, and whether its fix is safe.
+    Codes: static rules AS101-AS107 (`autosig check`), profile findings AS201-AS204
+    (`autosig fix --profile`, `autosig explain`) and verify findings AS301-AS302
+    (`autosig verify`). Each rule's text has the same sections: what it does, why
+    it is bad, an example, what to do instead, and whether it has a safe fix.
     """
-    from autosig.rules.registry import ALL_CODES, RULE_DOCS, rule_doc, rule_name
+    from autosig.rules.registry import ALL_CODES, RULE_DOCS, code_kind, rule_doc, rule_name
 
     try:
+        if code and show_all:
+            raise AutosigError("give a CODE or --all, not both")
         codes = [_normalise(code)] if code else list(ALL_CODES)
     except AutosigError as exc:
         click.echo(f"autosig: error: {exc}", err=True)
@@ -51,7 +63,7 @@ def command(code: str | None, output_format: str) -> None:
                 "name": rule_name(c),
                 "summary": RULE_DOCS[c][0],
                 "fix_safety": RULE_DOCS[c][1],
-                "kind": "static" if c.startswith("AS1") else "profile",
+                "kind": code_kind(c),
                 "documentation": rule_doc(c),
             }
             for c in codes
@@ -59,13 +71,15 @@ def command(code: str | None, output_format: str) -> None:
         click.echo(json.dumps(entries[0] if code else entries, indent=2))
         return
 
-    if code:
-        (only,) = codes
-        summary, safety = RULE_DOCS[only]
-        click.echo(f"# {rule_name(only)} ({only})\n")
-        click.echo(f"{summary}.\n")
-        click.echo(f"Fix: {_safety_text(safety)}\n")
-        click.echo(rule_doc(only))
+    if code or show_all:
+        pages = []
+        for c in codes:
+            summary, safety = RULE_DOCS[c]
+            pages.append(
+                f"# {rule_name(c)} ({c})\n\n{summary}.\n\nFix: {_safety_text(safety)}\n\n"
+                + rule_doc(c)
+            )
+        click.echo("\n\n".join(pages))
         return
 
     width = max(len(rule_name(c)) for c in codes)

@@ -8,12 +8,18 @@ from __future__ import annotations
 
 import os
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import click
 
-from autosig.commands.options import format_option, output_file_option, quiet_option
+from autosig.commands.options import (
+    format_option,
+    output_file_option,
+    parse_codes,
+    quiet_option,
+)
 from autosig.errors import EXIT_ERROR, AutosigError
 from autosig.report import format_error
 
@@ -33,11 +39,20 @@ Examples:
   autosig verify --no-xla --device cpu -- python -m mypkg.train
   autosig verify --rtol 1e-4 --format json -o verify.json -- pytest tests/test_model.py
   autosig verify --replay                  # no workload: replay recorded inputs
+  autosig verify --ignore AS302 -- python train.py   # only outputs that differ fail
 
 \b
-Exit codes: 0 every rewritten function is equivalent (or different by design),
-1 any is not equivalent or could not run, 2 an error (bad profile, the original
-workload does not run, --device gpu without a GPU, ...).
+Findings: AS301 not equivalent, AS302 could not run ('autosig rule AS301').
+--select/--ignore, the project config's ignore and per-path-ignores (the config
+found from the profile's root, as for the rewrite) and '# autosig: ignore[AS301]'
+on a function's def line drop them: the report still shows the verdict, marked
+as ignored. The config's select applies only if it names an AS3 code. They
+change the report, not the rewrite under test.
+
+\b
+Exit codes: 0 every rewritten function is equivalent (or different by design, or
+its finding is ignored), 1 any is not equivalent or could not run, 2 an error (bad
+profile, the original workload does not run, --device gpu without a GPU, ...).
 """,
 )
 @click.option(
@@ -115,6 +130,22 @@ workload does not run, --device gpu without a GPU, ...).
     help="No workload: replay the profile's recorded inputs through the original and the "
     "rewritten module-level functions.",
 )
+@click.option(
+    "--select",
+    multiple=True,
+    callback=parse_codes,
+    metavar="CODES",
+    help="Report only these verify codes, comma-separated (AS301, AS302, or AS3); "
+    "replaces the config's 'select'.",
+)
+@click.option(
+    "--ignore",
+    multiple=True,
+    callback=parse_codes,
+    metavar="CODES",
+    help="Do not report these codes (e.g. AS302) and do not fail on them; added to the "
+    "config's 'ignore'.",
+)
 @format_option
 @quiet_option
 @output_file_option
@@ -131,6 +162,8 @@ def command(
     show_output: bool,
     keep_dir: Path | None,
     replay: bool,
+    select: tuple[str, ...] | None,
+    ignore: tuple[str, ...] | None,
     output_format: str,
     quiet: bool,
     output_file: Path | None,
@@ -163,19 +196,32 @@ def command(
     args = list(cmd)
     if args and args[0] == "--":
         args = args[1:]
+    output = _Output(output_format, quiet, output_file, select, ignore)
     try:
+        from autosig.verify.selection import check_select
+
+        check_select(select)
         if replay:
             if args:
                 raise AutosigError("--replay runs no command; drop the command after '--'")
-            code = _replay(profile_path, settings, unsafe_fixes, output_format, quiet, output_file)
+            code = _replay(profile_path, settings, unsafe_fixes, output)
         else:
-            code = _verify(
-                profile_path, args, settings, unsafe_fixes, output_format, quiet, output_file
-            )
+            code = _verify(profile_path, args, settings, unsafe_fixes, output)
     except AutosigError as exc:
         click.echo(format_error(exc), err=True)
         sys.exit(EXIT_ERROR)
     sys.exit(code)
+
+
+@dataclass(frozen=True)
+class _Output:
+    """How the report is filtered and written: the options that do not change the runs."""
+
+    output_format: str
+    quiet: bool
+    output_file: Path | None
+    select: tuple[str, ...] | None
+    ignore: tuple[str, ...] | None
 
 
 def _emit(text: str, output_file: Path | None) -> None:
@@ -195,9 +241,7 @@ def _verify(
     cmd: list[str],
     settings: object,
     unsafe_fixes: bool,
-    output_format: str,
-    quiet: bool,
-    output_file: Path | None,
+    output: _Output,
 ) -> int:
     from autosig.profile.format import load_profile, project_root_of
     from autosig.verify.candidate import build_candidate
@@ -214,24 +258,23 @@ def _verify(
                 str(profile_path),
             )
         cmd = list(profile.command)
-        if not quiet:
+        if not output.quiet:
             click.echo(
                 f"autosig: verifying with the profiled command, in {root}: {' '.join(cmd)}",
                 err=True,
             )
         os.chdir(root)
     candidate = build_candidate(profile, root, unsafe_fixes=unsafe_fixes)
+    selection = _selection(candidate, output)
     report, _ = verify_candidate(cmd, candidate, settings)
-    return _report(report, output_format, quiet, output_file)
+    return _report(report, selection, output)
 
 
 def _replay(
     profile_path: Path,
     settings: object,
     unsafe_fixes: bool,
-    output_format: str,
-    quiet: bool,
-    output_file: Path | None,
+    output: _Output,
 ) -> int:
     from autosig.profile.format import load_profile, project_root_of
     from autosig.verify.candidate import build_candidate
@@ -242,15 +285,23 @@ def _replay(
     profile = load_profile(profile_path)
     root = project_root_of(profile, profile_path)
     candidate = build_candidate(profile, root, unsafe_fixes=unsafe_fixes)
+    selection = _selection(candidate, output)
     report = replay_candidate(profile, profile_path, candidate, settings)
-    return _report(report, output_format, quiet, output_file)
+    return _report(report, selection, output)
 
 
-def _report(report: Any, output_format: str, quiet: bool, output_file: Path | None) -> int:
+def _selection(candidate: Any, output: _Output) -> Any:
+    """Which findings count, checked before any workload runs (a bad --select fails fast)."""
+    from autosig.verify.selection import verify_selection
+
+    return verify_selection(candidate.root, candidate.originals, output.select, output.ignore)
+
+
+def _report(report: Any, selection: Any, output: _Output) -> int:
     """Print (or write) the report and the summary line; the exit code follows it."""
-    from autosig.verify.report import render, summary_line
+    from autosig.verify.report import exit_code, render, summary_line
 
-    _emit(render(report, output_format), output_file)
-    if not quiet:
-        click.echo(summary_line(report), err=True)
-    return report.exit_code
+    _emit(render(report, output.output_format, selection), output.output_file)
+    if not output.quiet:
+        click.echo(summary_line(report, selection), err=True)
+    return exit_code(report, selection)

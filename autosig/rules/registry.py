@@ -1,8 +1,9 @@
 """Every rule code autosig knows, its documentation, and ``--select``/``--ignore``.
 
 Static rules (AS1xx) are Rule classes that inspect source. Profile findings (AS2xx)
-come from inference over a recorded profile; they have no Rule class but share the
-code space, so ``select``/``ignore`` and ``autosig rule`` accept them too.
+come from inference over a recorded profile, verify findings (AS3xx) from ``autosig
+verify``'s verdicts; they have no Rule class but share the code space, so
+``select``/``ignore``, suppression comments and ``autosig rule`` accept them too.
 """
 
 from __future__ import annotations
@@ -37,19 +38,39 @@ ALL_RULES: tuple[type[Rule], ...] = tuple(
 )
 
 
-class ProfileCode:
-    """Documentation of a profile finding (AS2xx), shaped like a Rule for the docs."""
+class CodeDoc:
+    """Documentation of a finding without a Rule class (AS2xx, AS3xx), shaped like a Rule.
 
-    def __init__(self, code: str, name: str, summary: str, fix_safety: FixSafety, doc: str):
+    ``kind`` says which stage reports it ("profile" or "verify"); ``verdict`` is the
+    verify verdict (``FunctionVerdict.status``) a verify code stands for.
+    """
+
+    def __init__(
+        self,
+        code: str,
+        name: str,
+        summary: str,
+        fix_safety: FixSafety,
+        doc: str,
+        *,
+        kind: str = "profile",
+        verdict: str | None = None,
+    ):
         self.code = code
         self.name = name
         self.summary = summary
         self.fix_safety = fix_safety
+        self.kind = kind
+        self.verdict = verdict
         self.__doc__ = doc
 
 
-PROFILE_CODES: tuple[ProfileCode, ...] = (
-    ProfileCode(
+ProfileCode = CodeDoc
+"""The former name of CodeDoc, kept for callers that import it."""
+
+
+PROFILE_CODES: tuple[CodeDoc, ...] = (
+    CodeDoc(
         "AS201",
         "retraced",
         "profile: a tf.function traced more than once, with the cause of each retrace",
@@ -85,7 +106,7 @@ PROFILE_CODES: tuple[ProfileCode, ...] = (
         run.
         """,
     ),
-    ProfileCode(
+    CodeDoc(
         "AS202",
         "python-number-argument",
         "profile: a Python number argument takes different values between calls",
@@ -123,7 +144,7 @@ PROFILE_CODES: tuple[ProfileCode, ...] = (
         parameter and why.
         """,
     ),
-    ProfileCode(
+    CodeDoc(
         "AS203",
         "dtype-conflict",
         "profile: the same argument arrives with different dtypes",
@@ -153,7 +174,7 @@ PROFILE_CODES: tuple[ProfileCode, ...] = (
         `reduce_retracing=True` and the report names the conflicting calls.
         """,
     ),
-    ProfileCode(
+    CodeDoc(
         "AS204",
         "new-object-argument",
         "profile: an argument is a new Python object on every call",
@@ -182,25 +203,155 @@ PROFILE_CODES: tuple[ProfileCode, ...] = (
     ),
 )
 
-_BY_CODE: dict[str, type[Rule] | ProfileCode] = {
+
+def _verify_doc(doc: str, code: str) -> str:
+    """A verify code's docs with the shared "Ignoring it" section before "Fix safety"."""
+    ignoring = f"""## Ignoring it
+        `--ignore {code}`, `ignore = ["{code}"]` or `per-path-ignores` in the config, or
+        `# autosig: ignore[{code}]` on the function's `def` or decorator line keep it
+        out of `autosig verify`'s findings and exit code (the text and json reports
+        still show the verdict, marked as ignored). A config `select` that names no
+        AS3 code (one written for `check` and `fix`, such as `["AS1", "AS2"]`) leaves
+        verify's codes on; one that names any (`AS3`, `AS301`, `ALL`) applies to them.
+
+        ## Fix safety"""
+    return doc.replace("## Fix safety", ignoring, 1)
+
+
+VERIFY_CODES: tuple[CodeDoc, ...] = (
+    CodeDoc(
+        "AS301",
+        "not-equivalent",
+        "verify: the rewritten function's outputs differ from the original's",
+        "none",
+        _verify_doc(
+            """## What it does
+        Reported by `autosig verify` (and `autosig verify --replay`) for a rewritten
+        tf.function whose outputs differ from the original's for the same inputs:
+        another structure, dtype or shape, an integer or string not exactly equal, or
+        a float beyond the tolerance. The message names the mode (`graph`, `xla`),
+        the first mismatching call, where in the outputs, and the largest absolute
+        and relative error. Calls whose inputs differ between the two runs are not
+        compared.
+
+        ## Why is this bad?
+        A rewrite must not change what the program computes. The usual cause is an
+        `input_signature` that turned a Python number into a tensor, so Python code
+        that used it (`range(n)`, an `if`, a list size) now runs once, at trace time,
+        on a symbolic value. Float-only differences under XLA come from fused and
+        reordered arithmetic.
+
+        ## Example
+        ```
+        model.py:8:1: AS301 rewrite of step is not equivalent: xla: first mismatch at
+        call 0 at output: 3 of 128 values outside rtol=0.0001, atol=1e-05 (e.g.
+        0.7071 -> 0.7069) (max abs error 0.0002, max rel error 0.00028)
+        ```
+
+        ## Use instead
+        Look at the mismatch: `autosig verify --format json` gives each mode's
+        `first_mismatch` (call, where, reason, errors) and `--keep DIR` keeps every
+        run's profile, samples and log. Then:
+
+        - `autosig fix --profile FILE --verify` never writes such a rewrite. It keeps
+          the function's Python-valued parameters as Python values (usually ending at
+          `reduce_retracing=True`), else drops the function from the plan, else
+          withholds the whole file, and prints which.
+        - Float noise only: widen `--rtol`/`--atol` (the defaults are per dtype and
+          10x wider under XLA).
+        - Outputs that differ between any two runs (unseeded random ops, clocks): the
+          function is not deterministic and cannot be compared; ignore AS301 for it
+          (below).
+        - To keep autosig's signature off a function for good, write its decorator
+          yourself: a function that already has an `input_signature` is left as it is.
+
+        ## Fix safety
+        No fix: AS301 is a verdict on a fix. Ignoring or suppressing it changes only
+        `autosig verify`'s report and exit code; `autosig fix --verify` still
+        withholds every rewrite that does not verify.
+        """,
+            "AS301",
+        ),
+        kind="verify",
+        verdict="not equivalent",
+    ),
+    CodeDoc(
+        "AS302",
+        "could-not-run",
+        "verify: the rewritten function could not run or be compared",
+        "none",
+        _verify_doc(
+            """## What it does
+        Reported by `autosig verify` (and `autosig verify --replay`) for a rewritten
+        tf.function whose outputs could not be compared because the rewritten side
+        failed: the function raised in the rewritten program, it was never called
+        there, the rewritten program exited with another code after fewer calls, the
+        rewritten run did not start, or the workload never loaded the rewritten
+        source of its file. The message says which, with the failing line of the
+        rewritten program's output.
+
+        ## Why is this bad?
+        A rewrite that makes the program fail is worse than retracing: typically the
+        new `input_signature` refuses a call (a shape, dtype or Python value the
+        profile never saw). When the rewritten source was not loaded, nothing was
+        verified at all.
+
+        ## Example
+        ```
+        model.py:11:1: AS302 rewrite of repeat could not run: graph: raised in the
+        rewritten program: TypeError: Binding inputs to tf.function failed ...
+        ```
+
+        ## Use instead
+        Read the reason; `--show-output` shows the workload's own output and
+        `--keep DIR` keeps its log. Then:
+
+        - A call the signature refuses: profile a run that covers every input shape
+          and dtype (profiles of several runs combine with `autosig profile merge`),
+          or relax the shape policy (`relax = "batch"` or `"all"` in the config,
+          globally or per function), and verify again.
+        - `autosig fix --profile FILE --verify` falls back as for AS301 and never
+          writes a rewrite that does not run.
+        - "rewritten source ... not loaded": the workload did not import the file, or
+          imported it through its own loader (pytest does this for test files); verify
+          with a command that imports it normally.
+
+        ## Fix safety
+        No fix: AS302 is a verdict on a fix. Ignoring or suppressing it changes only
+        `autosig verify`'s report and exit code; `autosig fix --verify` still
+        withholds every rewrite that does not run.
+        """,
+            "AS302",
+        ),
+        kind="verify",
+        verdict="could not run",
+    ),
+)
+
+VERIFY_VERDICT_CODES: dict[str, str] = {
+    entry.verdict: entry.code for entry in VERIFY_CODES if entry.verdict is not None
+}
+"""verify verdict (``FunctionVerdict.status``) -> the code it is reported as."""
+
+_BY_CODE: dict[str, type[Rule] | CodeDoc] = {
     **{rule.code: rule for rule in ALL_RULES},
-    **{profile.code: profile for profile in PROFILE_CODES},
+    **{entry.code: entry for entry in PROFILE_CODES + VERIFY_CODES},
 }
 ALL_CODES: tuple[str, ...] = tuple(sorted(_BY_CODE))
 
 RULE_DOCS: dict[str, tuple[str, str]] = {
     code: (entry.summary, entry.fix_safety) for code, entry in sorted(_BY_CODE.items())
 }
-"""code -> (one-line summary, fix safety) for every static and profile code."""
+"""code -> (one-line summary, fix safety) for every static, profile and verify code."""
 
 
 def get_rule(code: str) -> type[Rule]:
-    """The static Rule class for ``code`` (AutosigError for unknown or profile codes)."""
+    """The static Rule class for ``code`` (AutosigError for unknown, profile or verify codes)."""
     entry = _BY_CODE.get(code.strip().upper())
     if entry is None:
         raise AutosigError(_unknown(code))
-    if isinstance(entry, ProfileCode):
-        raise AutosigError(f"{entry.code} is a profile finding, not a static rule")
+    if isinstance(entry, CodeDoc):
+        raise AutosigError(f"{entry.code} is a {entry.kind} finding, not a static rule")
     return entry
 
 
@@ -208,12 +359,18 @@ def rule_name(code: str) -> str:
     return _entry(code).name
 
 
+def code_kind(code: str) -> str:
+    """Which stage reports ``code``: "static", "profile" or "verify"."""
+    entry = _entry(code)
+    return entry.kind if isinstance(entry, CodeDoc) else "static"
+
+
 def rule_doc(code: str) -> str:
     """The rule's documentation (ruff's sections), dedented; AutosigError if unknown."""
     return inspect.cleandoc(_entry(code).__doc__ or "")
 
 
-def _entry(code: str) -> type[Rule] | ProfileCode:
+def _entry(code: str) -> type[Rule] | CodeDoc:
     entry = _BY_CODE.get(code.strip().upper())
     if entry is None:
         raise AutosigError(_unknown(code))
@@ -247,7 +404,7 @@ def expand_codes(patterns: Iterable[str]) -> set[str]:
 def selected_codes(
     select: Iterable[str] | None = None, ignore: Iterable[str] | None = None
 ) -> set[str]:
-    """All codes (static and profile) left after ``select`` and ``ignore``."""
+    """All codes (static, profile and verify) left after ``select`` and ``ignore``."""
     chosen = set(ALL_CODES) if select is None else expand_codes(select)
     return chosen - expand_codes(ignore or ())
 

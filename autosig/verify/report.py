@@ -1,8 +1,11 @@
 """Render a VerifyReport: text for people, json for tools, sarif/github for CI.
 
 Text shows per function the verdict per mode and the measurements before -> after.
-SARIF and GitHub annotations carry only what needs attention, as findings:
-AS301 not equivalent, AS302 could not run (with the verify details in the message).
+SARIF and GitHub annotations carry only what needs attention, as findings: AS301
+not equivalent, AS302 could not run (codes from the rule registry; details in the
+message). A ``VerifySelection`` (``--select``/``--ignore``, config, ``# autosig:
+ignore``) drops findings; their verdicts stay in text and json, marked as ignored,
+and no longer count for the exit code.
 """
 
 from __future__ import annotations
@@ -11,10 +14,14 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
+from autosig.errors import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK
 from autosig.model import Finding
+from autosig.rules.registry import VERIFY_VERDICT_CODES
 from autosig.verify.runner import FunctionVerdict, ModeOutcome, VerifyReport
+from autosig.verify.selection import VerifySelection
 
-FINDING_CODES = {"not equivalent": "AS301", "could not run": "AS302"}
+FINDING_CODES: dict[str, str] = dict(VERIFY_VERDICT_CODES)
+"""Failing verdict (``ModeOutcome.status``) -> finding code: AS301, AS302."""
 
 
 def _seconds(value: float | None) -> str:
@@ -42,12 +49,15 @@ def mode_line(outcome: ModeOutcome) -> str:
     return "; ".join(parts)
 
 
-def render_text(report: VerifyReport) -> str:
+def render_text(report: VerifyReport, selection: VerifySelection | None = None) -> str:
     lines: list[str] = []
     for verdict in report.functions:
         changes = f" [{', '.join(verdict.changes)}]" if verdict.changes else ""
+        ignored = "".join(
+            f" ({code} {why})" for code, why in ignored_codes(verdict, selection).items()
+        )
         lines.append(
-            f"{verdict.path}:{verdict.line}: {verdict.qualname}{changes}: {verdict.status}"
+            f"{verdict.path}:{verdict.line}: {verdict.qualname}{changes}: {verdict.status}{ignored}"
         )
         for outcome in verdict.modes:
             lines.append(f"  {outcome.mode + ':':6} {mode_line(outcome)}")
@@ -56,11 +66,14 @@ def render_text(report: VerifyReport) -> str:
     return "".join(line + "\n" for line in lines)
 
 
-def summary_line(report: VerifyReport) -> str:
+def summary_line(report: VerifyReport, selection: VerifySelection | None = None) -> str:
     counts: dict[str, int] = {}
     for verdict in report.functions:
         counts[verdict.status] = counts.get(verdict.status, 0) + 1
     found = ", ".join(f"{n} {status}" for status, n in counts.items()) or "nothing compared"
+    ignored = sum(1 for verdict in report.functions if ignored_codes(verdict, selection))
+    if ignored:
+        found += f" ({ignored} ignored by select/ignore or comments)"
     device = report.device.describe() if report.device else "none"
     modes = ", ".join(report.modes) or "none"
     cost = ""
@@ -77,37 +90,80 @@ def summary_line(report: VerifyReport) -> str:
     )
 
 
-def findings(report: VerifyReport) -> list[Finding]:
-    out: list[Finding] = []
-    for verdict in report.functions:
-        code = FINDING_CODES.get(verdict.status)
-        if code is None:
-            continue
-        details = "; ".join(
-            f"{m.mode}: {m.status} ({m.detail})" for m in verdict.modes if m.status in FINDING_CODES
-        )
-        out.append(
-            Finding(
-                path=verdict.path,
-                line=verdict.line,
-                col=1,
-                code=code,
-                message=f"rewrite of {verdict.qualname} is {verdict.status}: {details}",
-                function=verdict.qualname,
-            )
-        )
+def _failing_codes(verdict: FunctionVerdict) -> dict[str, list[ModeOutcome]]:
+    """Code -> the modes that failed that way (AS301 and AS302 may both apply)."""
+    out: dict[str, list[ModeOutcome]] = {}
+    for outcome in verdict.modes:
+        code = FINDING_CODES.get(outcome.status)
+        if code is not None:
+            out.setdefault(code, []).append(outcome)
+    return dict(sorted(out.items()))
+
+
+def ignored_codes(
+    verdict: FunctionVerdict, selection: VerifySelection | None = None
+) -> dict[str, str]:
+    """The verdict's failing codes that ``selection`` ignores -> why."""
+    if selection is None:
+        return {}
+    out: dict[str, str] = {}
+    for code in _failing_codes(verdict):
+        why = selection.why_ignored(verdict.path, verdict.qualname, verdict.line, code)
+        if why is not None:
+            out[code] = why
     return out
 
 
-def render(report: VerifyReport, fmt: str) -> str:
+def findings(report: VerifyReport, selection: VerifySelection | None = None) -> list[Finding]:
+    """One finding per failing function and code (AS301, AS302) that ``selection`` keeps."""
+    out: list[Finding] = []
+    for verdict in report.functions:
+        ignored = ignored_codes(verdict, selection)
+        for code, outcomes in _failing_codes(verdict).items():
+            if code in ignored:
+                continue
+            status = outcomes[0].status
+            what = f"is {status}" if status == "not equivalent" else status
+            details = "; ".join(f"{m.mode}: {m.detail}" if m.detail else m.mode for m in outcomes)
+            out.append(
+                Finding(
+                    path=verdict.path,
+                    line=verdict.line,
+                    col=1,
+                    code=code,
+                    message=f"rewrite of {verdict.qualname} {what}: {details}",
+                    function=verdict.qualname,
+                )
+            )
+    return out
+
+
+def exit_code(report: VerifyReport, selection: VerifySelection | None = None) -> int:
+    """2 on errors, 1 when a finding is left after ``selection``, else 0."""
+    if report.errors:
+        return EXIT_ERROR
+    return EXIT_FINDINGS if findings(report, selection) else EXIT_OK
+
+
+def report_json(report: VerifyReport, selection: VerifySelection | None = None) -> dict[str, Any]:
+    """``report.to_json()`` with each function's codes, what is ignored, and the exit code."""
+    data = report.to_json()
+    data["exit_code"] = exit_code(report, selection)
+    for verdict, entry in zip(report.functions, data["functions"], strict=True):
+        entry["codes"] = list(_failing_codes(verdict))
+        entry["ignored"] = ignored_codes(verdict, selection)
+    return data
+
+
+def render(report: VerifyReport, fmt: str, selection: VerifySelection | None = None) -> str:
     """The report in ``fmt`` (text, json, sarif, github)."""
     if fmt == "text":
-        return render_text(report)
+        return render_text(report, selection)
     if fmt == "json":
-        return json.dumps(report.to_json(), indent=2) + "\n"
+        return json.dumps(report_json(report, selection), indent=2) + "\n"
     from autosig.report import render_findings
 
-    return render_findings(findings(report), report.errors, fmt)
+    return render_findings(findings(report, selection), report.errors, fmt)
 
 
 def verdict_names(verdicts: Iterable[FunctionVerdict]) -> str:
