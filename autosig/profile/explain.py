@@ -8,14 +8,24 @@ and what changed (``tokens shape (32, 17) -> (32, 23): dimension 1 varies``,
 same signature as an earlier one are explained by what the profile saw instead: a new
 Python object, a new tf.function object, variable creation on the first call.
 Traces are then grouped into one summary line per cause with the fix that removes it.
+
+When the caller passes the plan ``autosig fix`` makes for the function (``autosig.infer``
+on the current source: see ``autosig.commands.explain``), that advice is the fixer's own
+decision, not a guess: a parameter it signs is "input_signature with None there", one it
+must keep a Python value says so and why, and when the whole function only gets
+``reduce_retracing=True`` a note gives fix's reasons. Without a plan (library code, a
+source file that moved) the advice is the generic one.
 """
 
 from __future__ import annotations
 
+import re
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from autosig.plan import FunctionPlan
 from autosig.profile.format import (
     MAX_PYTHON_VALUES,
     MAX_TRACE_EVENTS,
@@ -79,6 +89,8 @@ class Explanation:
     retraces: list[Retrace] = field(default_factory=list)
     summary: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    plan: FunctionPlan | None = None
+    """What ``autosig fix --profile`` decided for it, when its source was found."""
 
     @property
     def name(self) -> str:
@@ -109,6 +121,14 @@ class Explanation:
             ],
             "summary": self.summary,
             "notes": self.notes,
+            "fix": None
+            if self.plan is None
+            else {
+                "action": self.plan.action,
+                "reasons": list(self.plan.reasons),
+                "stale": self.plan.stale,
+                "signed": [p.name for p in self.plan.params if p.spec is not None],
+            },
         }
 
 
@@ -411,8 +431,13 @@ def _owner_text(record: FunctionRecord) -> str:
     )
 
 
-def explain_function(record: FunctionRecord, profile_path: str | None = None) -> Explanation:
-    exp = Explanation(record)
+def explain_function(
+    record: FunctionRecord, profile_path: str | None = None, plan: FunctionPlan | None = None
+) -> Explanation:
+    """Every trace of ``record`` explained; ``plan``: what ``autosig fix`` will do with it."""
+    if not record.editable:
+        plan = None  # library code: fix only prints call-site advice, explain gives its own
+    exp = Explanation(record, plan=plan)
     traced: dict[int, list[tuple[int | None, int]]] = {}
     processes: set[int] = set()
     for number, event in enumerate(record.trace_events, start=1):
@@ -429,8 +454,10 @@ def explain_function(record: FunctionRecord, profile_path: str | None = None) ->
                 changes=changes,
             )
         )
-    exp.summary = _summarise(record, exp.retraces, profile_path)
+    advice = _Advice(record, profile_path, plan)
+    exp.summary = _summarise(record, exp.retraces, advice)
     exp.notes = _notes(record)
+    exp.notes.extend(advice.notes())
     others = sum(1 for r in exp.retraces if r.changes and r.changes[0].what == "new_process")
     if others:
         exp.notes.append(
@@ -440,9 +467,7 @@ def explain_function(record: FunctionRecord, profile_path: str | None = None) ->
     return exp
 
 
-def _summarise(
-    record: FunctionRecord, retraces: list[Retrace], profile_path: str | None
-) -> list[str]:
+def _summarise(record: FunctionRecord, retraces: list[Retrace], advice: _Advice) -> list[str]:
     groups: Counter[tuple[str, str, tuple[int, ...]]] = Counter()
     dtype_pairs: dict[str, str] = {}
     for retrace in retraces:
@@ -457,34 +482,46 @@ def _summarise(
             if change.what == "dtype":
                 dtype_pairs[change.param] = change.text.split("dtype ", 1)[-1]
     lines = []
-    fix = f"autosig fix --profile {profile_path}" if profile_path else "autosig fix --profile"
     for (param, what, dims), count in groups.most_common():
         n = f"{count} trace{'s' if count != 1 else ''}"
+        planned = advice.planned(param, what)
         if what == "shape":
             lines.append(
                 f"{_dims_text(dims).replace(' var', ' of ' + param + ' var', 1)} in {n}"
-                + _advice_shape(record, dims, fix)
+                + (planned or _advice_shape(record, dims, advice.command))
             )
         elif what == "rank":
             lines.append(
-                f"the rank of {param} changes in {n}; fix: a TensorSpec of unknown rank "
-                "(shape=None) or reshape at the call site"
+                f"the rank of {param} changes in {n}"
+                + (
+                    planned
+                    or "; fix: a TensorSpec of unknown rank (shape=None) or reshape at the call site"
+                )
             )
         elif what == "dtype":
             lines.append(
                 f"{param} changes dtype ({dtype_pairs.get(param, '')}) in {n}"
                 + _advice_dtype(record, dtype_pairs.get(param, ""))
+                + planned
             )
         elif what in ("python_value", "python_varied"):
-            lines.append(f"Python value {param} changes in {n}" + _advice_python(record, fix))
+            lines.append(
+                f"Python value {param} changes in {n}"
+                + (planned or _advice_python(record, advice.command))
+            )
         elif what == "python_type":
             lines.append(
                 f"{param} switches between Python types in {n}; fix: pass one type (or a tensor)"
+                + planned
             )
         elif what == "new_object":
             lines.append(
-                f"{param} is a new Python object in {n}; fix: pass the same object "
-                "each call (create it once) or use reduce_retracing=True"
+                f"{param} is a new Python object in {n}"
+                + (
+                    planned
+                    or "; fix: pass the same object each call (create it once) or use "
+                    "reduce_retracing=True"
+                )
             )
         elif what == "new_instance":
             lines.append(
@@ -502,8 +539,8 @@ def _summarise(
             )
         elif what in ("kind", "type", "structure"):
             lines.append(
-                f"the type or structure of {param} changes in {n}; fix: pass one "
-                "structure (or reduce_retracing=True)"
+                f"the type or structure of {param} changes in {n}"
+                + (planned or "; fix: pass one structure (or reduce_retracing=True)")
             )
         elif what == "unrecorded":
             lines.append(f"{n} with signatures not kept in the profile")
@@ -524,6 +561,178 @@ def _summarise(
                 "SavedModel export)"
             )
     return lines
+
+
+# -- what autosig fix will do ------------------------------------------------------------
+
+_PARAM_ROOT = re.compile(r"[A-Za-z_]\w*")
+"""The parameter a change path starts with: ``features['ids']`` -> ``features``."""
+_BLOCKER_PARAM = re.compile(r"(?:keyword-only )?`\*{0,2}([A-Za-z_]\w*)`")
+"""Inference states each reason against a parameter as ```name` ...``."""
+_KEPT = " must stay a Python value: "
+_SEE_NOTE = "see the note"
+_SHAPE_KINDS = ("shape", "rank")
+_PYTHON_KINDS = ("python_value", "python_varied")
+_OBJECT_KINDS = ("new_object", "type", "kind", "structure")
+_SUFFIX_KINDS = ("dtype", "python_type")
+"""Causes whose generic advice (cast, pass one type) always holds: fix's part is added."""
+
+
+@dataclass
+class _Advice:
+    """The fix part of each summary line, taken from the plan ``autosig fix`` made.
+
+    ``planned`` returns "" when there is no plan or it has nothing to say about a cause;
+    the caller then gives the generic advice. Shapes under ``reduce_retracing`` refer to
+    a note that lists fix's reasons for not writing a signature.
+    """
+
+    record: FunctionRecord
+    profile_path: str | None
+    plan: FunctionPlan | None
+    pointed: bool = False
+
+    @property
+    def command(self) -> str:
+        if self.profile_path:
+            return f"autosig fix --profile {self.profile_path}"
+        return "autosig fix --profile"
+
+    def planned(self, param_path: str, what: str) -> str:
+        if self.plan is None:
+            return ""
+        match = _PARAM_ROOT.match(param_path)
+        name = match.group(0) if match else ""
+        if self.plan.action == "signature":
+            text = self._signed(name, what)
+        elif self.plan.action == "reduce_retracing":
+            text = self._reduced(name, what, self._blockers(name))
+        else:
+            text = self._unchanged(what)
+        self.pointed = self.pointed or bool(text)
+        return text
+
+    def _blockers(self, name: str) -> list[str]:
+        """fix's reasons that name ``name`` as the parameter blocking a signature."""
+        assert self.plan is not None
+        out = []
+        for reason in self.plan.reasons:
+            match = _BLOCKER_PARAM.match(reason)
+            if match and match.group(1) == name:
+                out.append(reason)
+        return out
+
+    def _signed(self, name: str, what: str) -> str:
+        assert self.plan is not None
+        spec = next((p.spec for p in self.plan.params if p.name == name), None)
+        if spec is None:
+            return ""
+        if what == "shape":
+            return f"; fix: {self.command} (input_signature with None there)"
+        if what == "rank":
+            return f"; fix: {self.command} (input_signature with shape=None there: any rank)"
+        if what in _PYTHON_KINDS:
+            return (
+                f"; fix: {self.command} (a scalar TensorSpec; Python values trace once per value)"
+            )
+        if what == "python_type":
+            return f"; {self.command} makes it a scalar TensorSpec"
+        if what in ("kind", "type", "structure"):
+            return f"; fix: {self.command} (input_signature whose spec accepts every value seen)"
+        return ""
+
+    def _reduced(self, name: str, what: str, own: list[str]) -> str:
+        """Advice when fix writes only ``reduce_retracing=True`` for the function.
+
+        reduce_retracing relaxes shapes, but Python values, dtypes and objects still
+        trace once each (TF-FACTS): those lines say so and what the caller can change.
+        """
+        fix = self.command
+        if what in _SHAPE_KINDS:
+            return (
+                f"; fix: {fix} adds reduce_retracing=True, not an input_signature "
+                f"({self._because()}): TensorFlow then relaxes the shape to None itself after "
+                "a trace or two"
+            )
+        if what in _PYTHON_KINDS:
+            kept = next((b for b in own if _KEPT in b), None)
+            if kept is not None:
+                return (
+                    f"; fix: {fix}: {name} stays a Python value: {kept.split(_KEPT, 1)[1]}; "
+                    "reduce_retracing=True, which still traces once per value; instead: make "
+                    "that code work on a tensor, or pass fewer distinct values"
+                )
+            if own:
+                return (
+                    f"; fix: {fix}: {name} stays a Python value: it {_after_name(own[0])}; "
+                    "reduce_retracing=True, which still traces once per value"
+                )
+            return (
+                f"; fix: {fix} adds only reduce_retracing=True, not an input_signature "
+                f"({self._because()}), which still traces once per Python value"
+            )
+        if what in _OBJECT_KINDS:
+            objects = what == "new_object" or any("Python object" in b for b in own)
+            instead = (
+                "objects are traced by identity, so pass the same object each call (create it once)"
+                if objects
+                else "pass one structure"
+            )
+            why = f"{name} cannot go in an input_signature" if own else self._because()
+            return (
+                f"; fix: {fix} adds only reduce_retracing=True ({why}), which does not stop "
+                f"this: {instead}"
+            )
+        if what == "dtype":
+            return (
+                "; autosig fix adds only reduce_retracing=True, which still traces once per dtype"
+            )
+        if what == "python_type":
+            return "; autosig fix adds only reduce_retracing=True, which does not stop this"
+        return ""
+
+    def _because(self) -> str:
+        """Which parameters keep fix from writing a signature, pointing at the note."""
+        assert self.plan is not None
+        names = [m.group(1) for r in self.plan.reasons if (m := _BLOCKER_PARAM.match(r))]
+        names = list(dict.fromkeys(names))
+        if not names:
+            return _SEE_NOTE
+        return f"because of {', '.join(names)}: {_SEE_NOTE}"
+
+    def _unchanged(self, what: str) -> str:
+        """Advice when fix leaves the function as it is (stale profile, already signed ...)."""
+        if what not in _SHAPE_KINDS + _PYTHON_KINDS + _OBJECT_KINDS + _SUFFIX_KINDS:
+            return ""
+        if what == "new_object":
+            return (
+                "; fix: pass the same object each call (create it once); autosig fix "
+                f"changes nothing here ({_SEE_NOTE})"
+            )
+        return f"; autosig fix changes nothing here ({_SEE_NOTE})"
+
+    def notes(self) -> list[str]:
+        """fix's decision for the whole function, when a summary line took advice from it.
+
+        Not for signatures (the summary lines say it all), nor when no line is about
+        something fix decides (a new tf.function object per call, variable creation).
+        """
+        plan = self.plan
+        if plan is None or not self.pointed or plan.action == "signature":
+            return []
+        reasons = "; ".join(dict.fromkeys(plan.reasons)) or "no reason given"
+        if plan.action == "reduce_retracing":
+            return [
+                f"{self.command} gives {plan.qualname} reduce_retracing=True, not an "
+                f"input_signature: {reasons}"
+            ]
+        return [f"{self.command} leaves {plan.qualname} as it is: {reasons}"]
+
+
+def _after_name(reason: str) -> str:
+    """```flag` is a Python bool ...`` -> ``is a Python bool ...``."""
+    match = _BLOCKER_PARAM.match(reason)
+    return reason[match.end() :].strip() if match else reason
 
 
 def _advice_shape(record: FunctionRecord, dims: tuple[int, ...], fix: str) -> str:
@@ -581,9 +790,18 @@ def _notes(record: FunctionRecord) -> list[str]:
     return notes
 
 
-def explain_profile(profile: Profile, profile_path: str | None = None) -> list[Explanation]:
-    """One Explanation per function, the most time lost to tracing first."""
-    explanations = [explain_function(f, profile_path) for f in profile.functions]
+def explain_profile(
+    profile: Profile,
+    profile_path: str | None = None,
+    plans: Mapping[tuple[str | None, str, int], FunctionPlan] | None = None,
+) -> list[Explanation]:
+    """One Explanation per function, the most time lost to tracing first.
+
+    ``plans`` (by ``FunctionRecord.key``): what ``autosig fix`` will do with each function
+    whose source was found; the advice then repeats that decision.
+    """
+    plans = plans or {}
+    explanations = [explain_function(f, profile_path, plans.get(f.key)) for f in profile.functions]
     explanations.sort(key=lambda e: (-e.record.trace_time_s, -e.record.traces, e.record.qualname))
     return explanations
 
