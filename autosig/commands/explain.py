@@ -54,7 +54,10 @@ def command(profile: Path, output_format: str, show_all: bool) -> None:
     Per function, most tracing time first: calls, traces, time spent tracing, number of
     tf.function objects, and for each retrace one line naming the parameter and what
     changed since the nearest earlier trace (a varying dimension, a dtype, a Python
-    value, a new object). A summary line per cause says how to remove it. Functions
+    value, a new object). A summary line per cause says how to remove it: when the
+    function's source file is found, that advice is what 'autosig fix --profile' will
+    really do (an input_signature, a scalar spec, or reduce_retracing=True and why),
+    planned from the current source and config exactly as fix plans it. Functions
     from installed libraries (Keras' train_function ...) are marked [library]; the
     advice is then about how to call them.
 
