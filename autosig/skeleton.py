@@ -4,7 +4,8 @@ libcst metadata costs about 1 ms a line; most lines of a file that holds a tf.fu
 are in functions that hold none. ``check`` only reports inside traced code, so it can
 parse a *skeleton*: the same text with every top-level function or class (and every
 method of a kept class) that cannot matter replaced by blank lines. Line and column
-numbers are unchanged, so findings are identical; ``fix`` always works on the whole file.
+numbers are unchanged, so findings are identical. ``fix`` parses a marked skeleton
+(``marked_skeleton``) and puts the cut lines back into its output.
 
 What is kept: every statement that is not a def/class (imports, assignments, loops), a
 def/class whose text may hold a site (``files.PREFILTER`` or a name imported as
@@ -18,6 +19,8 @@ from __future__ import annotations
 
 import ast
 import re
+import secrets
+from dataclasses import dataclass
 
 from autosig.files import PREFILTER
 
@@ -75,12 +78,12 @@ def _class_members_to_drop(
     return drop
 
 
-def skeleton(text: str) -> str:
-    """``text`` with the top-level defs/classes that cannot hold a site blanked out."""
+def _cut_lines(text: str) -> tuple[list[str], list[bool]] | None:
+    """(lines with endings, cut flag per line number from 1), or None if nothing is cut."""
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return text
+        return None
     lines = text.splitlines(keepends=True)
     names = _imported_function_names(tree)
     local = (
@@ -99,20 +102,82 @@ def skeleton(text: str) -> str:
         if isinstance(node, ast.ClassDef):
             drop.extend(_class_members_to_drop(node, lines, local))
         kept_text.append("".join(lines[span[0] - 1 : span[1]]))
-    if not drop:
-        return text
     wanted = set(_CALL_FORM_TARGET.findall("".join(kept_text)))
-    blank = [False] * (len(lines) + 1)
+    cut = [False] * (len(lines) + 1)
     for start, end, name in drop:
         if name in wanted:
             continue
         for number in range(start, end + 1):
-            blank[number] = True
-    out = []
+            cut[number] = True
+    return (lines, cut) if any(cut) else None
+
+
+def _ending(line: str) -> str:
+    return line[len(line.rstrip("\r\n")) :]
+
+
+def skeleton(text: str) -> str:
+    """``text`` with the top-level defs/classes that cannot hold a site blanked out."""
+    found = _cut_lines(text)
+    if found is None:
+        return text
+    lines, cut = found
+    return "".join(
+        _ending(line) if cut[number] else line for number, line in enumerate(lines, start=1)
+    )
+
+
+@dataclass(frozen=True)
+class MarkedSkeleton:
+    """A skeleton whose cut lines are numbered comments, so a fix of it can be put back.
+
+    ``fix`` parses this instead of the whole file. Every cut line becomes
+    ``# <marker> <line number>``: comments parse anywhere, keep line numbers, and go
+    wherever libcst moves their neighbours, so after fixing, each marker is replaced by
+    the original line it stands for (``restore``). Fixes that dropped or duplicated a
+    marker cannot be put back: ``restore`` then returns None and the caller fixes the
+    whole file instead.
+    """
+
+    text: str
+    marker: str
+    cut: dict[int, str]
+    """Original lines (with their endings) by line number."""
+
+    def restore(self, fixed: str) -> str | None:
+        """``fixed`` (a fix of ``text``) with the cut lines back, or None if it cannot be."""
+        pattern = re.compile(rf"^# {self.marker} (\d+)\s*$")
+        out: list[str] = []
+        expected = iter(sorted(self.cut))
+        for line in fixed.splitlines(keepends=True):
+            found = pattern.match(line)
+            if found is None:
+                if self.marker in line:
+                    return None  # a marker moved into code or a string
+                out.append(line)
+                continue
+            number = int(found.group(1))
+            if number != next(expected, None):
+                return None  # lost, repeated or reordered
+            out.append(self.cut[number])
+        if next(expected, None) is not None:
+            return None
+        return "".join(out)
+
+
+def marked_skeleton(text: str) -> MarkedSkeleton | None:
+    """The skeleton of ``text`` for fixing, or None when nothing can be cut."""
+    found = _cut_lines(text)
+    if found is None:
+        return None
+    lines, cut = found
+    marker = "autosig-cut-" + secrets.token_hex(6)
+    out: list[str] = []
+    originals: dict[int, str] = {}
     for number, line in enumerate(lines, start=1):
-        if blank[number]:
-            ending = line[len(line.rstrip("\r\n")) :]
-            out.append(ending or "")
+        if cut[number]:
+            originals[number] = line
+            out.append(f"# {marker} {number}{_ending(line)}")
         else:
             out.append(line)
-    return "".join(out)
+    return MarkedSkeleton("".join(out), marker, originals)

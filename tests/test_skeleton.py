@@ -5,7 +5,7 @@ from __future__ import annotations
 import textwrap
 
 from autosig.rules.run import check_text
-from autosig.skeleton import skeleton
+from autosig.skeleton import marked_skeleton, skeleton
 
 SOURCE = textwrap.dedent(
     """\
@@ -69,3 +69,57 @@ def test_unparsable_or_irrelevant_text_is_returned_whole() -> None:
     assert skeleton("def f(:\n") == "def f(:\n"
     plain = "import tensorflow as tf\n\n@tf.function\ndef f(x):\n    return x\n"
     assert skeleton(plain) == plain
+
+
+# -- the marked skeleton static fix parses -------------------------------------------
+
+
+def _fix(text: str, *, whole: bool, monkeypatch=None, unsafe: bool = True):
+    from autosig.rewrite import engine
+    from autosig.rules.registry import select_rules
+
+    if whole:
+        monkeypatch.setattr(engine, "marked_skeleton", lambda text: None)
+    result = engine.fix_text(text, "m.py", plan=None, rules=select_rules(), unsafe_fixes=unsafe)
+    if whole:
+        monkeypatch.undo()
+    return result
+
+
+def test_marked_skeleton_restores_every_cut_line() -> None:
+    cut = marked_skeleton(SOURCE)
+    assert cut is not None
+    assert cut.text.count("\n") == SOURCE.count("\n")
+    assert 'print("not traced")' not in cut.text
+    assert cut.restore(cut.text) == SOURCE
+
+
+def test_restore_refuses_a_lost_or_repeated_marker() -> None:
+    cut = marked_skeleton(SOURCE)
+    assert cut is not None
+    lines = cut.text.splitlines(keepends=True)
+    marked = [i for i, line in enumerate(lines) if cut.marker in line]
+    lost = "".join(line for i, line in enumerate(lines) if i != marked[0])
+    repeated = "".join(lines[: marked[0]] + [lines[marked[0]]] + lines[marked[0] :])
+    in_code = cut.text.replace("counter = 0", f"counter = '{cut.marker}'")
+    assert cut.restore(lost) is None
+    assert cut.restore(repeated) is None
+    assert cut.restore(in_code) is None
+
+
+def test_fix_on_the_skeleton_equals_fix_of_the_whole_file(monkeypatch) -> None:
+    fast = _fix(SOURCE, whole=False)
+    whole = _fix(SOURCE, whole=True, monkeypatch=monkeypatch)
+    assert fast.changed and fast.new_text == whole.new_text
+    assert 'print("not traced")' in fast.new_text and "\r\n" in fast.new_text
+    assert [(f.code, f.line) for f in fast.applied] == [(f.code, f.line) for f in whole.applied]
+    assert [(f.code, f.line) for f in fast.findings] == [(f.code, f.line) for f in whole.findings]
+
+
+def test_fix_falls_back_to_the_whole_file_when_markers_cannot_be_put_back(monkeypatch) -> None:
+    from autosig.skeleton import MarkedSkeleton
+
+    monkeypatch.setattr(MarkedSkeleton, "restore", lambda self, fixed: None)
+    fast = _fix(SOURCE, whole=False)
+    monkeypatch.undo()
+    assert fast.new_text == _fix(SOURCE, whole=True, monkeypatch=monkeypatch).new_text

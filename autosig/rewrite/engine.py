@@ -26,6 +26,7 @@ from autosig.rewrite.signature import SiteEdit, reduce_retracing_edit, signature
 from autosig.rules.base import Rule, Violation
 from autosig.rules.context import RuleContext
 from autosig.rules.run import check_context, combine_edits, is_fixable, violation_to_finding
+from autosig.skeleton import marked_skeleton
 
 MAX_PASSES = 3
 """Passes that may change the text; one more must then change nothing."""
@@ -99,9 +100,35 @@ def fix_text(
     ``profile_path_of`` (the file's path relative to the profile's project root;
     default ``path``). Raises AutosigError naming ``path`` if the text does not parse,
     or if the fixed text would not parse or would change again on another pass.
+
+    Parses only the file's marked skeleton (the defs that cannot hold a site cut out,
+    as ``check`` does) and puts the cut lines back; the whole file is parsed only if
+    that cannot be done exactly. libcst metadata costs about 1 ms a line, so this is
+    most of static ``fix``'s speed.
     """
     plan_path = profile_path_of if profile_path_of is not None else path
     entries = [f for f in plan.functions if f.path == plan_path] if plan is not None else []
+    cut = marked_skeleton(text)
+    if cut is not None:
+        try:
+            result = _fix_whole(cut.text, path, entries, rules, unsafe_fixes)
+        except AutosigError:
+            result = None  # a quirk of the cut text: the whole file decides
+        restored = cut.restore(result.new_text) if result is not None else None
+        if restored is not None and (restored == text or _python_parses(restored)):
+            result.new_text = restored
+            result.changed = restored != text
+            return result
+    return _fix_whole(text, path, entries, rules, unsafe_fixes)
+
+
+def _fix_whole(
+    text: str,
+    path: str,
+    entries: list[FunctionPlan],
+    rules: Sequence[Rule],
+    unsafe_fixes: bool,
+) -> FixResult:
     ctx = RuleContext.from_text(text, path)
     if ctx.module.code != text:
         # libcst 1.9 drops blank lines before a final indented comment: never let a
