@@ -1,9 +1,9 @@
 """Find every tf.function site in a module, however it is spelled, without importing it.
 
-Uses libcst metadata: QualifiedNameProvider resolves aliases (``import tensorflow as
-tf2``, ``from tensorflow import function as f``, ``tf.compat.v2.function``), ScopeProvider
-resolves the function a call form wraps (``fast = tf.function(slow)``), ParentNodeProvider
-gives the nesting that ``__qualname__`` is built from.
+Uses libcst metadata: qualified names (from ScopeProvider) resolve aliases (``import
+tensorflow as tf2``, ``from tensorflow import function as f``, ``tf.compat.v2.function``),
+ScopeProvider resolves the function a call form wraps (``fast = tf.function(slow)``),
+parents (``metadata.ParentProvider``) give the nesting ``__qualname__`` is built from.
 """
 
 from __future__ import annotations
@@ -14,14 +14,13 @@ from dataclasses import dataclass
 import libcst as cst
 from libcst.metadata import (
     MetadataWrapper,
-    ParentNodeProvider,
     PositionProvider,
     QualifiedName,
-    QualifiedNameProvider,
     QualifiedNameSource,
     ScopeProvider,
 )
 
+from autosig.metadata import ParentProvider, qualified_names
 from autosig.model import Site
 
 TF_FUNCTION_NAMES = frozenset(
@@ -38,7 +37,7 @@ TF_FUNCTION_NAMES = frozenset(
 UNRESOLVED_TF_FUNCTION = "tf.function"
 """``tf.function`` with ``tf`` bound by nothing we can see (star import, injected global)."""
 
-METADATA = (ParentNodeProvider, PositionProvider, QualifiedNameProvider, ScopeProvider)
+METADATA = (ParentProvider, PositionProvider, ScopeProvider)
 
 LOOP_NODES = (cst.For, cst.While, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
 
@@ -77,20 +76,6 @@ def parse_module(text: str, path: str = "<string>") -> cst.Module:
         raise AutosigError("does not parse: nesting too deep", path) from None
 
 
-def is_tf_function_ref(wrapper_or_meta: object, node: cst.CSTNode) -> bool:
-    """True when ``node`` (a Name or Attribute) names tf.function."""
-    names = _qualified_names(wrapper_or_meta, node)
-    return any(_is_tf_function_name(q) for q in names)
-
-
-def _qualified_names(meta: object, node: cst.CSTNode) -> set[QualifiedName]:
-    resolver = meta.resolve(QualifiedNameProvider) if isinstance(meta, MetadataWrapper) else meta
-    try:
-        return set(resolver[QualifiedNameProvider].get(node, set()))  # type: ignore[index]
-    except (KeyError, TypeError):
-        return set(resolver.get(node, set()))  # type: ignore[union-attr]
-
-
 def _is_tf_function_name(q: QualifiedName) -> bool:
     if q.name in TF_FUNCTION_NAMES:
         return True
@@ -110,8 +95,7 @@ class _SiteCollector(cst.CSTVisitor):
     def _is_tf_function(self, node: cst.CSTNode) -> bool:
         if not isinstance(node, (cst.Name, cst.Attribute)):
             return False
-        names = self.get_metadata(QualifiedNameProvider, node, set())
-        return any(_is_tf_function_name(q) for q in names)
+        return any(_is_tf_function_name(q) for q in qualified_names(self.get_metadata, node))
 
     def _tf_call(self, expr: cst.BaseExpression) -> cst.Call | None:
         """``expr`` if it is ``tf.function(...)``."""
@@ -124,7 +108,7 @@ class _SiteCollector(cst.CSTVisitor):
         return pos.line, pos.column + 1
 
     def _parent(self, node: cst.CSTNode) -> cst.CSTNode | None:
-        return self.get_metadata(ParentNodeProvider, node, None)
+        return self.get_metadata(ParentProvider, node, None)
 
     def qualname_of(self, node: cst.FunctionDef | cst.Lambda | cst.ClassDef) -> str:
         """``__qualname__`` as Python would compute it for ``node``."""

@@ -15,14 +15,10 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import libcst as cst
 from libcst._metadata_dependent import LazyValue
-from libcst.metadata import (
-    MetadataWrapper,
-    ParentNodeProvider,
-    PositionProvider,
-    QualifiedNameProvider,
-)
+from libcst.metadata import MetadataWrapper, PositionProvider
 
 from autosig.discover import FunctionSite, discover_sites, parse_module
+from autosig.metadata import ParentProvider, qualified_names
 from autosig.rules.base import ImportNeeded
 
 if TYPE_CHECKING:
@@ -70,7 +66,7 @@ class RuleContext:
         return value
 
     def parent(self, node: cst.CSTNode) -> cst.CSTNode | None:
-        return self.get_metadata(ParentNodeProvider, node)
+        return self.get_metadata(ParentProvider, node)
 
     def ancestors(self, node: cst.CSTNode) -> Iterator[cst.CSTNode]:
         current = self.parent(node)
@@ -88,7 +84,7 @@ class RuleContext:
         return range(pos.start.line, pos.end.line + 1)
 
     def qualified_names(self, node: cst.CSTNode) -> set[str]:
-        return {q.name for q in self.get_metadata(QualifiedNameProvider, node, set()) or ()}
+        return {q.name for q in qualified_names(self.get_metadata, node)}
 
     def refers_to(self, node: cst.CSTNode, *names: str) -> bool:
         """True when ``node`` (a Name/Attribute) resolves to one of ``names``."""
