@@ -1,8 +1,10 @@
 """Reading, finding and writing source files without changing what we did not mean to.
 
 Encoding (PEP 263 cookie), UTF-8 BOM and newlines (CRLF, mixed) are kept exactly;
-writes are atomic (temp file in the same directory + ``os.replace``, mode kept) so an
-interrupted run leaves every file wholly old or wholly new.
+writes are atomic (temp file in the same directory + ``os.replace``, mode and owner
+kept) so an interrupted run leaves every file wholly old or wholly new. The rename
+would ignore a file's permission bits, so a read-only file is refused explicitly, and
+the temp files a killed run leaves behind are removed by the next write of that file.
 """
 
 from __future__ import annotations
@@ -14,8 +16,10 @@ import os
 import re
 import stat
 import tempfile
+import threading
+import time
 import tokenize
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -43,6 +47,23 @@ PREFILTER = re.compile(rb"\.\s*function\b|from\s+tensorflow[\w.]*\s+import\s*\(?
 Files matching neither are never parsed: on tf-models-official this leaves 57 of 1,250
 files (24k of 263k lines) to parse, against 413 files that merely contain the word.
 """
+
+
+TEMP_SUFFIX = ".autosig-tmp"
+"""Temp files are ``.<name>.<pid>.<8 random chars>.autosig-tmp`` beside the file."""
+
+STALE_TEMP_AGE = 600.0
+"""Seconds after which any temp file of ours is stale: a write takes well under one."""
+
+READ_ONLY_MESSAGE = "read-only file; not written (make it writable or exclude it)"
+
+_TEMP_TAIL = re.compile(r"(?:([0-9]{1,10})\.)?[a-z0-9_]{8}")
+"""What follows ``.<name>.`` in a temp name: our pid (absent before it was added) and
+``tempfile.mkstemp``'s eight random characters."""
+
+_IN_FLIGHT: set[str] = set()
+"""Temp files this process is writing now (its own pid must not make them look stale)."""
+_IN_FLIGHT_LOCK = threading.Lock()
 
 
 @dataclass(frozen=True)
@@ -111,40 +132,175 @@ def read_source(path: Path | str) -> SourceFile:
     return SourceFile(path=p, text=text, encoding=encoding, bom=bom, mode=mode)
 
 
-def atomic_write_bytes(path: Path | str, data: bytes, mode: int | None = None) -> None:
-    """Replace ``path`` with ``data`` atomically; the file's permission bits are kept."""
-    p = Path(path)
-    directory = p.parent if str(p.parent) else Path(".")
-    if mode is None:
-        try:
-            mode = stat.S_IMODE(p.stat().st_mode)
-        except OSError:
-            mode = 0o644
+def is_read_only(path: Path | str) -> bool:
+    """Whether the user made ``path`` read-only: no write bit for anyone, its owner
+    (us) without the write bit, or the OS says we may not write it.
+
+    Checked explicitly because the atomic rename ignores the file's own bits, and
+    ``os.access`` alone says "writable" to root (CI, containers). False when the file
+    does not exist.
+    """
     try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".autosig-tmp", dir=directory)
+        info = os.stat(path)
+    except OSError:
+        return False
+    mode = stat.S_IMODE(info.st_mode)
+    if not mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH):
+        return True
+    if info.st_uid == os.geteuid() and not mode & stat.S_IWUSR:
+        return True
+    return not os.access(path, os.W_OK)
+
+
+def is_temp_file(path: Path | str) -> bool:
+    """Whether ``path`` is one of autosig's temp files (never a source to read or walk)."""
+    name = Path(path).name
+    return name.startswith(".") and name.endswith(TEMP_SUFFIX)
+
+
+def _pid_alive(pid: int) -> bool:
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # another user's live process
+    except (OverflowError, OSError):
+        return False
+    return True
+
+
+def remove_stale_temp_files(path: Path | str, now: float | None = None) -> list[Path]:
+    """Delete temp files a killed write of ``path`` left beside it; returns them.
+
+    A temp file is stale when the process named in it is gone (or is this one, which
+    is not writing it: pids are reused, in containers often exactly), or when it is
+    older than ``STALE_TEMP_AGE`` whoever wrote it. Temp files of other files, and
+    anything not named like ours, are never touched. Best effort: errors are ignored.
+    """
+    p = Path(path)
+    prefix = f".{p.name}."
+    now = time.time() if now is None else now
+    removed: list[Path] = []
+    try:
+        entries = list(os.scandir(p.parent if str(p.parent) else "."))
+    except OSError:
+        return removed
+    for entry in entries:
+        name = entry.name
+        if not (name.startswith(prefix) and name.endswith(TEMP_SUFFIX)):
+            continue
+        match = _TEMP_TAIL.fullmatch(name[len(prefix) : -len(TEMP_SUFFIX)])
+        if match is None:
+            continue
+        try:
+            if not entry.is_file(follow_symlinks=False):
+                continue
+            age = now - entry.stat(follow_symlinks=False).st_mtime
+        except OSError:
+            continue
+        with _IN_FLIGHT_LOCK:
+            if entry.path in _IN_FLIGHT or os.path.abspath(entry.path) in _IN_FLIGHT:
+                continue
+        if age < STALE_TEMP_AGE:
+            pid = int(match.group(1)) if match.group(1) else None
+            if pid is None:
+                continue  # an older autosig's temp: only its age can tell
+            if pid != os.getpid() and _pid_alive(pid):
+                continue
+        try:
+            os.unlink(entry.path)
+        except OSError:
+            continue
+        removed.append(Path(entry.path))
+    return removed
+
+
+def _prepare(path: Path, data: bytes, mode: int | None) -> str:
+    """Write ``data`` to a new temp file beside ``path`` (mode and owner of ``path``)."""
+    directory = path.parent if str(path.parent) else Path(".")
+    owner: tuple[int, int] | None = None
+    try:
+        info = path.stat()
+        owner = (info.st_uid, info.st_gid)
+        if mode is None:
+            mode = stat.S_IMODE(info.st_mode)
+    except OSError:
+        pass
+    if mode is None:
+        mode = 0o644
+    remove_stale_temp_files(path)
+    try:
+        fd, tmp = tempfile.mkstemp(
+            prefix=f".{path.name}.{os.getpid()}.", suffix=TEMP_SUFFIX, dir=directory
+        )
     except OSError as exc:
-        raise AutosigError(f"cannot write: {exc.strerror or exc}", str(p)) from None
+        raise AutosigError(f"cannot write: {exc.strerror or exc}", str(path)) from None
+    with _IN_FLIGHT_LOCK:
+        _IN_FLIGHT.add(os.path.abspath(tmp))
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
         os.chmod(tmp, mode)
-        os.replace(tmp, p)
+        if owner is not None:
+            _keep_owner(tmp, owner)
     except OSError as exc:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise AutosigError(f"cannot write: {exc.strerror or exc}", str(p)) from None
+        _discard(tmp)
+        raise AutosigError(f"cannot write: {exc.strerror or exc}", str(path)) from None
+    return tmp
 
 
-def write_source(source: SourceFile, new_text: str) -> None:
-    """Write ``new_text`` back with the original encoding, BOM and mode, atomically.
+def _keep_owner(tmp: str, owner: tuple[int, int]) -> None:
+    """Give the new file the old one's owner and group (root fixing a user's checkout
+    must not leave root-owned files). Only root may do it; others keep their own."""
+    info = os.stat(tmp)
+    if (info.st_uid, info.st_gid) == owner:
+        return
+    try:
+        os.chown(tmp, *owner)
+    except (PermissionError, NotImplementedError):
+        pass
 
-    Refuses (AutosigError) when the file was deleted or changed on disk since it was
-    read: a fix must never recreate a removed file or overwrite an edit saved meanwhile.
+
+def _discard(tmp: str) -> None:
+    try:
+        os.unlink(tmp)
+    except OSError:
+        pass
+    with _IN_FLIGHT_LOCK:
+        _IN_FLIGHT.discard(os.path.abspath(tmp))
+
+
+def _commit(tmp: str, path: Path) -> None:
+    try:
+        os.replace(tmp, path)
+    except OSError as exc:
+        _discard(tmp)
+        raise AutosigError(f"cannot write: {exc.strerror or exc}", str(path)) from None
+    with _IN_FLIGHT_LOCK:
+        _IN_FLIGHT.discard(os.path.abspath(tmp))
+
+
+def atomic_write_bytes(path: Path | str, data: bytes, mode: int | None = None) -> None:
+    """Replace ``path`` with ``data`` atomically; the file's permission bits are kept.
+
+    An existing read-only file is refused (AutosigError), never silently replaced;
+    stale temp files of ``path`` from a killed run are removed first.
     """
+    p = Path(path)
+    if is_read_only(p):
+        raise AutosigError("read-only file; not overwritten (make it writable first)", str(p))
+    _commit(_prepare(p, data, mode), p)
+
+
+def _check_writable(source: SourceFile) -> None:
+    """Refuse (AutosigError) a source deleted, edited or made read-only since it was read:
+    a fix must never recreate a removed file, overwrite an edit saved meanwhile, or
+    change a file its owner made read-only (vendored or generated code)."""
     try:
         current = source.path.read_bytes()
     except FileNotFoundError:
@@ -160,7 +316,48 @@ def write_source(source: SourceFile, new_text: str) -> None:
             "changed on disk while autosig ran; not overwritten (run autosig fix again)",
             str(source.path),
         )
-    atomic_write_bytes(source.path, source.encode(new_text), source.mode)
+    if is_read_only(source.path):
+        raise AutosigError(READ_ONLY_MESSAGE, str(source.path))
+
+
+def write_source(source: SourceFile, new_text: str) -> None:
+    """Write ``new_text`` back with the original encoding, BOM and mode, atomically.
+
+    Refuses (AutosigError) when the file was deleted, changed on disk since it was
+    read, or is read-only.
+    """
+    _check_writable(source)
+    _commit(_prepare(source.path, source.encode(new_text), source.mode), source.path)
+
+
+def write_sources(changes: Sequence[tuple[SourceFile, str]]) -> None:
+    """Write several files all or nothing, as far as a file system allows.
+
+    Every file is checked (see ``write_source``) and its new content written to a temp
+    file first; only when all of that worked are the files renamed into place. Any
+    refusal or failure before that removes the temp files and changes nothing.
+    """
+    for source, _ in changes:
+        _check_writable(source)
+    prepared: list[tuple[str, Path]] = []
+    try:
+        for source, new_text in changes:
+            prepared.append(
+                (_prepare(source.path, source.encode(new_text), source.mode), source.path)
+            )
+    except AutosigError:
+        for tmp, _ in prepared:
+            _discard(tmp)
+        raise
+    for index, (tmp, path) in enumerate(prepared):
+        try:
+            _commit(tmp, path)
+        except AutosigError as exc:
+            for later, _ in prepared[index + 1 :]:
+                _discard(later)
+            done = [str(p) for _, p in prepared[:index]]
+            already = f" (already written: {', '.join(done)})" if done else ""
+            raise AutosigError(f"{exc.message}{already}", exc.path) from None
 
 
 def _excluded(path: Path, patterns: Iterable[str]) -> bool:
@@ -179,8 +376,9 @@ def iter_python_files(
 ) -> Iterator[Path | AutosigError]:
     """Yield every ``.py`` file under ``paths`` (files named directly are always yielded).
 
-    Bad paths are yielded as AutosigError so the caller reports them and goes on.
-    Symlinked directories are not followed (no loops); each file is yielded once.
+    Bad paths are yielded as AutosigError so the caller reports them and goes on (an
+    autosig temp file named directly is one). Symlinked directories are not followed
+    (no loops); each file is yielded once.
     """
     patterns = tuple(DEFAULT_EXCLUDES) + tuple(exclude)
     user_patterns = tuple(exclude)
@@ -192,6 +390,13 @@ def iter_python_files(
             continue
         if root.is_file():
             if _excluded(root, user_patterns):
+                continue
+            if is_temp_file(root):
+                yield AutosigError(
+                    "an autosig temp file left by an interrupted write, not a source; "
+                    "delete it (the next fix of its file also does)",
+                    str(root),
+                )
                 continue
             resolved = root.resolve()
             if resolved not in seen:
@@ -205,7 +410,7 @@ def iter_python_files(
             base = Path(dirpath)
             dirnames[:] = sorted(d for d in dirnames if not _excluded(base / d, patterns))
             for name in sorted(filenames):
-                if not name.endswith(".py"):
+                if not name.endswith(".py") or is_temp_file(name):
                     continue
                 candidate = base / name
                 if _excluded(candidate, patterns):

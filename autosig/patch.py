@@ -4,8 +4,9 @@
 each line and comes back on apply, with git's ``\\ No newline at end of file``
 marker. ``apply_patch`` parses with unidiff and checks every hunk of every file
 before it writes anything: a patch reviewed yesterday is refused as a whole, naming
-the file and hunk, if the code changed under it. Files are rewritten atomically in
-their own encoding, BOM and mode (``files.write_source``).
+the file and hunk, if the code changed under it or a file is read-only. Files are
+rewritten atomically in their own encoding, BOM and mode, and renamed into place
+only once every new file is written (``files.write_sources``).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from unidiff import PatchSet, UnidiffParseError
 from unidiff.constants import DEV_NULL, LINE_TYPE_NO_NEWLINE
 
 from autosig.errors import AutosigError
-from autosig.files import SourceFile, read_source, write_source
+from autosig.files import SourceFile, is_read_only, read_source, write_sources
 
 NO_NEWLINE = "\\ No newline at end of file\n"
 CONTEXT_LINES = 3
@@ -116,6 +117,11 @@ def check_patch(patch_text: str, root: Path, *, recount: bool = False) -> list[P
         seen.add(target)
         source = read_source(target)
         new_text = _apply_hunks(patched, source.text, name)
+        if new_text != source.text and is_read_only(target):
+            raise AutosigError(
+                "read-only file; nothing was patched (make it writable or drop it from the patch)",
+                name,
+            )
         planned.append(PlannedWrite(target, name, source, new_text, len(patched)))
     return planned
 
@@ -131,9 +137,9 @@ def apply_patch(
     """
     planned = check_patch(patch_text, root, recount=recount)
     if not dry_run:
-        for item in planned:
-            if item.new_text != item.source.text:
-                write_source(item.source, item.new_text)
+        write_sources(
+            [(item.source, item.new_text) for item in planned if item.new_text != item.source.text]
+        )
     return [item.path for item in planned]
 
 

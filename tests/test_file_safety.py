@@ -1,0 +1,273 @@
+"""Files a user protected or a killed run left behind: read-only files, stale temp files.
+
+``fix`` and ``apply`` replace files by rename, which ignores a file's permission bits
+(and tests run as root, where ``os.access`` says yes to everything), so a read-only
+file must be refused explicitly; ``--diff`` still shows what would change. A run killed
+mid-write leaves ``.<name>.<pid>.<random>.autosig-tmp`` beside the file; the next write
+of that file removes it, and nothing ever reads it as source.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from autosig.cli import cli
+from autosig.errors import AutosigError
+from autosig.files import (
+    STALE_TEMP_AGE,
+    atomic_write_bytes,
+    is_read_only,
+    iter_python_files,
+    read_source,
+    remove_stale_temp_files,
+    write_source,
+    write_sources,
+)
+from autosig.patch import unified_diff
+
+GOOD = """\
+import tensorflow as tf
+
+
+@tf.function
+def step(x):
+    print(x)
+    return x * 2
+"""
+GOOD_FIXED = GOOD.replace("@tf.function\n", "@tf.function(reduce_retracing=True)\n").replace(
+    "    print(x)", "    tf.print(x)"
+)
+READ_ONLY = "read-only file; not written (make it writable or exclude it)"
+
+
+def run(args: list[str], cwd: Path) -> Result:
+    old = Path.cwd()
+    os.chdir(cwd)
+    try:
+        return CliRunner().invoke(cli, args, catch_exceptions=False)
+    finally:
+        os.chdir(old)
+
+
+def temp_files(root: Path) -> list[Path]:
+    return sorted(p for p in root.rglob("*") if p.name.endswith(".autosig-tmp"))
+
+
+def dead_pid() -> int:
+    """The pid of a process that has exited (and been reaped)."""
+    proc = subprocess.Popen([sys.executable, "-c", "pass"])
+    proc.wait()
+    return proc.pid
+
+
+def make_temp(path: Path, tail: str, age: float = 0.0) -> Path:
+    temp = path.parent / f".{path.name}.{tail}.autosig-tmp"
+    temp.write_bytes(b"half a file")
+    if age:
+        stamp = time.time() - age
+        os.utime(temp, (stamp, stamp))
+    return temp
+
+
+# -- read-only files -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("mode", "expected"),
+    [(0o444, True), (0o555, True), (0o400, True), (0o044, True), (0o644, False), (0o600, False)],
+)
+def test_read_only_is_judged_from_the_mode_bits(tmp_path: Path, mode: int, expected: bool) -> None:
+    path = tmp_path / "m.py"
+    path.write_text("x = 1\n")
+    path.chmod(mode)
+    assert is_read_only(path) is expected
+    assert not is_read_only(tmp_path / "missing.py")
+
+
+def test_fix_refuses_a_read_only_file_and_fixes_the_rest(tmp_path: Path) -> None:
+    (tmp_path / "ro.py").write_text(GOOD)
+    (tmp_path / "rw.py").write_text(GOOD)
+    (tmp_path / "ro.py").chmod(0o444)
+    result = run(["fix", ".", "-j", "1"], tmp_path)
+    assert result.exit_code == 2, result.output
+    errors = [line for line in result.stderr.splitlines() if "ro.py" in line]
+    assert errors == [f"ro.py: error: {READ_ONLY}"], result.stderr
+    assert (tmp_path / "ro.py").read_text() == GOOD
+    assert stat.S_IMODE((tmp_path / "ro.py").stat().st_mode) == 0o444
+    assert (tmp_path / "rw.py").read_text() == GOOD_FIXED
+    assert temp_files(tmp_path) == []
+
+
+def test_fix_diff_still_shows_a_read_only_file(tmp_path: Path) -> None:
+    (tmp_path / "ro.py").write_text(GOOD)
+    (tmp_path / "ro.py").chmod(0o444)
+    result = run(["fix", "ro.py", "--diff"], tmp_path)
+    assert result.exit_code == 1, result.output
+    assert "+@tf.function(reduce_retracing=True)" in result.stdout
+    assert "read-only" not in result.stderr
+    assert (tmp_path / "ro.py").read_text() == GOOD
+
+
+def test_write_source_refuses_a_file_made_read_only_after_it_was_read(tmp_path: Path) -> None:
+    path = tmp_path / "m.py"
+    path.write_text(GOOD)
+    source = read_source(path)
+    path.chmod(0o444)
+    with pytest.raises(AutosigError, match="read-only file") as caught:
+        write_source(source, GOOD_FIXED)
+    assert caught.value.path == str(path)
+    assert path.read_text() == GOOD
+    assert temp_files(tmp_path) == []
+
+
+def test_atomic_write_refuses_to_replace_a_read_only_file(tmp_path: Path) -> None:
+    path = tmp_path / "fixes.patch"
+    path.write_text("old\n")
+    path.chmod(0o444)
+    with pytest.raises(AutosigError, match="read-only file; not overwritten"):
+        atomic_write_bytes(path, b"new\n", 0o644)
+    assert path.read_text() == "old\n"
+
+
+@pytest.fixture
+def patched(tmp_path: Path) -> Path:
+    for name in ("a.py", "b.py"):
+        (tmp_path / name).write_text(GOOD)
+    patch = unified_diff(GOOD, GOOD_FIXED, "a.py") + unified_diff(GOOD, GOOD_FIXED, "b.py")
+    (tmp_path / "fixes.patch").write_text(patch)
+    return tmp_path
+
+
+@pytest.mark.parametrize("dry_run", [False, True])
+def test_apply_refuses_a_patch_touching_a_read_only_file(patched: Path, dry_run: bool) -> None:
+    (patched / "b.py").chmod(0o444)
+    result = run(["apply", "fixes.patch", *(["--dry-run"] if dry_run else [])], patched)
+    assert result.exit_code == 2, result.output
+    assert result.stderr.splitlines() == [
+        "b.py: error: read-only file; nothing was patched "
+        "(make it writable or drop it from the patch)"
+    ]
+    assert (patched / "a.py").read_text() == GOOD  # all or nothing
+    assert (patched / "b.py").read_text() == GOOD
+    assert temp_files(patched) == []
+
+
+def test_write_sources_writes_nothing_when_one_file_cannot_be_prepared(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The second temp file cannot be created: the first file is not replaced either."""
+    import tempfile
+
+    (tmp_path / "one").mkdir()
+    (tmp_path / "two").mkdir()
+    sources = []
+    for folder in ("one", "two"):
+        (tmp_path / folder / "m.py").write_text(GOOD)
+        sources.append(read_source(tmp_path / folder / "m.py"))
+    real = tempfile.mkstemp
+
+    def mkstemp(*args: object, **kwargs: object) -> tuple[int, str]:
+        if Path(str(kwargs["dir"])).name == "two":
+            raise OSError(28, "No space left on device")
+        return real(*args, **kwargs)  # type: ignore[call-overload]
+
+    monkeypatch.setattr(tempfile, "mkstemp", mkstemp)
+    with pytest.raises(AutosigError, match="cannot write: No space left on device"):
+        write_sources([(source, GOOD_FIXED) for source in sources])
+    monkeypatch.undo()
+    assert [(tmp_path / f / "m.py").read_text() for f in ("one", "two")] == [GOOD, GOOD]
+    assert temp_files(tmp_path) == []
+    write_sources([(source, GOOD_FIXED) for source in sources])
+    assert [(tmp_path / f / "m.py").read_text() for f in ("one", "two")] == [GOOD_FIXED] * 2
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="only root can give a file to another user")
+def test_root_keeps_the_owner_of_the_file_it_rewrites(tmp_path: Path) -> None:
+    path = tmp_path / "m.py"
+    path.write_text(GOOD)
+    os.chown(path, 4321, 4322)
+    write_source(read_source(path), GOOD_FIXED)
+    info = path.stat()
+    assert (info.st_uid, info.st_gid) == (4321, 4322)
+    assert path.read_text() == GOOD_FIXED
+
+
+# -- stale temp files ----------------------------------------------------------------------
+
+
+def test_temp_names_carry_the_writers_pid(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import tempfile
+
+    names: list[str] = []
+    real = tempfile.mkstemp
+
+    def mkstemp(*args: object, **kwargs: object) -> tuple[int, str]:
+        fd, name = real(*args, **kwargs)  # type: ignore[call-overload]
+        names.append(Path(name).name)
+        return fd, name
+
+    monkeypatch.setattr(tempfile, "mkstemp", mkstemp)
+    atomic_write_bytes(tmp_path / "m.py", b"x = 1\n")
+    assert len(names) == 1
+    assert names[0].startswith(f".m.py.{os.getpid()}.")
+    assert names[0].endswith(".autosig-tmp")
+
+
+def test_a_write_removes_the_stale_temp_files_of_its_file_only(tmp_path: Path) -> None:
+    path = tmp_path / "m.py"
+    path.write_text("old\n")
+    other = tmp_path / "other.py"
+    other.write_text("x = 1\n")
+    live = os.getppid()  # the process that started pytest: alive, and not us
+    stale = [
+        make_temp(path, f"{dead_pid()}.abcd_123"),  # its writer was killed
+        make_temp(path, f"{os.getpid()}.zzzzzzzz"),  # our pid, reused: not writing it now
+        make_temp(path, f"{live}.oldoldol", age=STALE_TEMP_AGE + 60),  # live pid, too old
+        make_temp(path, "legacy00", age=STALE_TEMP_AGE + 60),  # name without a pid, too old
+    ]
+    kept = [
+        make_temp(path, f"{live}.inflight"),  # a live writer may still rename it
+        make_temp(path, "legacy01"),  # no pid and recent: cannot tell, keep
+        make_temp(other, f"{dead_pid()}.abcdefgh"),  # another file's
+        make_temp(path, "notours"),  # not named like ours
+        make_temp(tmp_path / "m", f"{dead_pid()}.py.abcdefgh"),  # a prefix of the name
+    ]
+    atomic_write_bytes(path, b"new\n")
+    assert path.read_bytes() == b"new\n"
+    assert temp_files(tmp_path) == sorted(kept)
+    assert all(not p.exists() for p in stale)
+    assert remove_stale_temp_files(path) == []
+
+
+def test_fix_cleans_up_after_a_killed_run_and_never_reads_temp_files(tmp_path: Path) -> None:
+    (tmp_path / "pkg").mkdir()
+    path = tmp_path / "pkg" / "step.py"
+    path.write_text(GOOD)
+    crafted = make_temp(path, f"{dead_pid()}.k1ll3d00")
+    crafted.write_text(GOOD.replace("print(x)", "print(undefined syntax("))  # half written
+    check = run(["check", "."], tmp_path)
+    assert check.exit_code == 1, check.output  # the temp file is not parsed (no error)
+    assert ".autosig-tmp" not in check.output
+    assert [p for p in iter_python_files([tmp_path]) if isinstance(p, Path)] == [path]
+    fix = run(["fix", ".", "-j", "1"], tmp_path)
+    assert fix.exit_code == 0, fix.output
+    assert path.read_text() == GOOD_FIXED
+    assert temp_files(tmp_path) == []
+
+
+def test_a_temp_file_named_on_the_command_line_is_an_error(tmp_path: Path) -> None:
+    crafted = make_temp(tmp_path / "step.py", f"{dead_pid()}.abcdefgh")
+    (tmp_path / "step.py").write_text(GOOD)
+    items = list(iter_python_files([crafted]))
+    assert len(items) == 1 and isinstance(items[0], AutosigError)
+    result = run(["check", crafted.name], tmp_path)
+    assert result.exit_code == 2, result.output
+    assert "autosig temp file left by an interrupted write" in result.output
