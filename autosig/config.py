@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from autosig.errors import AutosigError
+from autosig.files import DEFAULT_MAX_FILE_SIZE, parse_size
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -45,6 +46,7 @@ _TOP_KEYS = (
     "relax",
     "jobs",
     "functions",
+    "max-file-size",
 )
 _FUNCTION_KEYS = ("relax", "params")
 _PARAM_KEYS = ("relax",)
@@ -72,6 +74,8 @@ class Config:
     unsafe_fixes: bool = False
     relax: str = "none"
     jobs: int | None = None
+    max_file_size: int = DEFAULT_MAX_FILE_SIZE
+    """Files over this many bytes are skipped with a warning (0: no limit)."""
     function_overrides: Mapping[str, FunctionOverride] = field(default_factory=dict)
     source: Path | None = None
     """The file these settings came from (None: built-in defaults)."""
@@ -259,6 +263,11 @@ def _parse(settings: dict[str, Any], source: Path, prefix: str) -> Config:
     if jobs is not None and (isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1):
         raise fail("jobs", f"expected a positive integer, got {jobs!r}")
 
+    try:
+        max_file_size = parse_size(settings.get("max-file-size", DEFAULT_MAX_FILE_SIZE))
+    except ValueError as exc:
+        raise fail("max-file-size", f"{exc} (0 = no limit)") from None
+
     overrides: dict[str, FunctionOverride] = {}
     raw_functions = settings.get("functions", {})
     if not isinstance(raw_functions, dict):
@@ -298,6 +307,7 @@ def _parse(settings: dict[str, Any], source: Path, prefix: str) -> Config:
         unsafe_fixes=unsafe,
         relax=relax("relax", settings.get("relax", "none")),
         jobs=jobs,
+        max_file_size=max_file_size,
         function_overrides=overrides,
         source=source,
     )
