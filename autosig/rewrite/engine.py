@@ -23,9 +23,16 @@ from autosig.model import Finding, FixSafety
 from autosig.plan import FunctionPlan, Plan
 from autosig.rewrite.edits import apply_edits
 from autosig.rewrite.signature import SiteEdit, reduce_retracing_edit, signature_edit
+from autosig.rules.as106_function_in_loop import recreated_sites
 from autosig.rules.base import Rule, Violation
 from autosig.rules.context import RuleContext
-from autosig.rules.run import check_context, combine_edits, is_fixable, violation_to_finding
+from autosig.rules.run import (
+    check_context,
+    combine_edits,
+    fix_safety_of,
+    is_fixable,
+    violation_to_finding,
+)
 from autosig.skeleton import marked_skeleton
 
 MAX_PASSES = 3
@@ -33,6 +40,11 @@ MAX_PASSES = 3
 
 SIGNATURE = "signature"
 REDUCE_RETRACING = "reduce_retracing"
+
+RECREATED = (
+    "a new tf.function object is created each time (AS106), so it traces anyway; "
+    "create it once and profile again"
+)
 
 SiteKey = tuple[str, int]
 """(qualname, ordinal among the file's sites of that qualname): stable across passes."""
@@ -185,9 +197,13 @@ def _one_pass(
     labels: list[AppliedFix] = []
     problems: dict[SiteKey, str] = {}
     planned_nodes: set[int] = set()
+    recreated = recreated_sites(ctx)
     for key, site in _keyed_sites(ctx.sites).items():
         entry = matched.get(key)
         if entry is None or entry.action not in (SIGNATURE, REDUCE_RETRACING):
+            continue
+        if id(site) in recreated:
+            problems[key] = RECREATED
             continue
         edit = _plan_edit(ctx, site, entry)
         if edit.problem is not None:
@@ -208,15 +224,14 @@ def _one_pass(
         labels.append(_plan_fix(site, entry))
     pairs = check_context(ctx, rules)
     for rule, violation in pairs:
-        if not is_fixable(violation) or not _allowed(rule, unsafe_fixes):
+        safety = fix_safety_of(rule, violation)
+        if not is_fixable(violation) or not _allowed(safety, unsafe_fixes):
             continue
         if any(id(node) in planned_nodes for node in violation.edits):
             continue  # AS107's reduce_retracing on a site the plan decides
         line, _ = ctx.position(violation.node)
         candidates.append(violation)
-        labels.append(
-            AppliedFix(rule.code, violation.function, line, rule.fix_safety, violation.message)
-        )
+        labels.append(AppliedFix(rule.code, violation.function, line, safety, violation.message))
     edits, imports, taken = combine_edits(candidates)
     if not taken:
         return _Pass(ctx.text, [], problems, pairs)
@@ -224,8 +239,8 @@ def _one_pass(
     return _Pass(new_text, [labels[i] for i in taken], problems, pairs)
 
 
-def _allowed(rule: Rule, unsafe_fixes: bool) -> bool:
-    return rule.fix_safety == "safe" or (unsafe_fixes and rule.fix_safety == "unsafe")
+def _allowed(safety: FixSafety, unsafe_fixes: bool) -> bool:
+    return safety == "safe" or (unsafe_fixes and safety == "unsafe")
 
 
 def _plan_edit(ctx: RuleContext, site: FunctionSite, entry: FunctionPlan) -> SiteEdit:

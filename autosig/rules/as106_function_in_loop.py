@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
 import libcst as cst
 import libcst.matchers as m
@@ -10,6 +10,7 @@ import libcst.matchers as m
 from autosig.discover import FunctionSite
 from autosig.rules.base import Invalid, Rule, Violation
 from autosig.rules.context import RuleContext
+from autosig.rules.hoist import plan_hoist
 
 LOOP_MESSAGE = (
     "tf.function `{name}` is created inside a loop: every iteration makes a new function "
@@ -68,14 +69,21 @@ class FunctionCreatedPerCall(Rule):
     ```
 
     ## Fix safety
-    No automatic fix: moving the creation changes which objects the function closes
-    over.
+    A creation `name = tf.function(...)` that is a whole statement of a loop body is
+    moved before the loop (out of every enclosing loop it can leave) when nothing it
+    reads is assigned in the loop and it calls nothing but `tf.TensorSpec`. The fix is
+    safe when the wrapped function is a `def` or lambda whose free names are each bound
+    once; otherwise (`tf.function(model)`, `tf.function(self.step)`) it is unsafe, as
+    the object may change between iterations and the old code traced it anew each
+    time. Other creations (called at once, per call of the outer function, in a
+    comprehension) have no automatic fix: where to keep the function object is a
+    design decision.
     """
 
     code = "AS106"
     name = "function-created-per-call"
     summary = "tf.function created inside a loop or on every call"
-    fix_safety = "none"
+    fix_safety = "safe"
     VALID = [
         "import tensorflow as tf\ndef step(x):\n    return x\nfast = tf.function(step)\n"
         "for x in range(3):\n    fast(x)\n",
@@ -94,7 +102,48 @@ class FunctionCreatedPerCall(Rule):
     INVALID = [
         Invalid(
             "import tensorflow as tf\ndef step(x):\n    return x\n"
-            "for x in range(3):\n    fast = tf.function(step)\n    fast(x)\n"
+            "for x in range(3):\n    fast = tf.function(step)\n    fast(x)\n",
+            "import tensorflow as tf\ndef step(x):\n    return x\n"
+            "fast = tf.function(step)\nfor x in range(3):\n    fast(x)\n",
+        ),
+        Invalid(  # out of both loops, comments kept, jit_compile form
+            "import tensorflow as tf\ndef norm(x):\n    return x / tf.norm(x)\n"
+            "def run(data):\n    out = []\n\n    # epochs\n    for epoch in range(2):\n"
+            "        for x in data:\n            # the step\n"
+            "            step = tf.function(jit_compile=True)(norm)  # per batch\n"
+            "            out.append(step(x))\n    return out\n",
+            "import tensorflow as tf\ndef norm(x):\n    return x / tf.norm(x)\n"
+            "def run(data):\n    out = []\n\n    # epochs\n    # the step\n"
+            "    step = tf.function(jit_compile=True)(norm)  # per batch\n"
+            "    for epoch in range(2):\n        for x in data:\n"
+            "            out.append(step(x))\n    return out\n",
+        ),
+        Invalid(  # only out of the inner loop: the outer one rebinds what it reads
+            "import tensorflow as tf\ndef train(make, data):\n    for size in (1, 2):\n"
+            "        model = make(size)\n        for x in data:\n"
+            "            fn = tf.function(model, reduce_retracing=True)\n            fn(x)\n",
+            "import tensorflow as tf\ndef train(make, data):\n    for size in (1, 2):\n"
+            "        model = make(size)\n"
+            "        fn = tf.function(model, reduce_retracing=True)\n        for x in data:\n"
+            "            fn(x)\n",
+            unsafe=True,
+        ),
+        Invalid(  # reads the loop variable: no fix
+            "import tensorflow as tf\nfor k in range(3):\n"
+            "    f = tf.function(lambda x: x * k)\n    f(1)\n"
+        ),
+        Invalid(  # calls something that may build a new object each time: no fix
+            "import tensorflow as tf\ndef run(make, data):\n    for x in data:\n"
+            "        fn = tf.function(make())\n        fn(x)\n"
+        ),
+        Invalid(  # the function reads a global the loop changes: unsafe
+            "import tensorflow as tf\nSCALE = 1\ndef scale(x):\n    return x * SCALE\n"
+            "def run(data):\n    global SCALE\n    for x in data:\n"
+            "        f = tf.function(scale)\n        print(f(x))\n    SCALE = 2\n",
+            "import tensorflow as tf\nSCALE = 1\ndef scale(x):\n    return x * SCALE\n"
+            "def run(data):\n    global SCALE\n    f = tf.function(scale)\n    for x in data:\n"
+            "        print(f(x))\n    SCALE = 2\n",
+            unsafe=True,
         ),
         Invalid(
             "import tensorflow as tf\ndef predict(model, x):\n    return tf.function(model)(x)\n"
@@ -113,28 +162,61 @@ class FunctionCreatedPerCall(Rule):
     ]
 
     def check(self, ctx: RuleContext) -> Iterable[Violation]:
-        traced = {id(s.function) for s in ctx.sites if s.function is not None}
-        for site in ctx.sites:
-            creation = _creation(ctx, site)
-            if creation is None:
-                continue
-            name = site.site.qualname
-            outer, in_loop = _context(ctx, creation)
-            if in_loop:
-                yield Violation(creation, LOOP_MESSAGE.format(name=name), function=name)
-                continue
-            if outer is None or _inside_traced(ctx, outer, traced):
-                continue
-            parent = ctx.parent(creation)
-            if isinstance(parent, cst.Call) and parent.func is creation:
-                yield Violation(creation, CALLED_AT_ONCE_MESSAGE.format(name=name), function=name)
-                continue
-            if isinstance(outer, cst.FunctionDef) and _created_per_call(ctx, site, creation, outer):
-                yield Violation(
+        for _, violation in site_violations(ctx):
+            yield violation
+
+
+def recreated_sites(ctx: RuleContext) -> set[int]:
+    """ids of the sites AS106 reports with no safe fix: they stay re-created.
+
+    ``reduce_retracing`` or a signature cannot help them (a new object traces anyway),
+    so AS107 and the profile plan leave them alone.
+    """
+    return {
+        id(site)
+        for site, violation in site_violations(ctx)
+        if not violation.edits or violation.fix_safety != "safe"
+    }
+
+
+def site_violations(ctx: RuleContext) -> Iterator[tuple[FunctionSite, Violation]]:
+    """Each re-created site with its violation (and the hoist fix, when there is one)."""
+    traced = {id(s.function) for s in ctx.sites if s.function is not None}
+    for site in ctx.sites:
+        creation = _creation(ctx, site)
+        if creation is None:
+            continue
+        name = site.site.qualname
+        outer, in_loop = _context(ctx, creation)
+        if in_loop:
+            hoist = plan_hoist(ctx, creation) if isinstance(creation, cst.Call) else None
+            yield (
+                site,
+                Violation(
+                    creation,
+                    LOOP_MESSAGE.format(name=name),
+                    edits={hoist.loop: hoist.replacement} if hoist is not None else {},
+                    function=name,
+                    fix_safety=hoist.safety if hoist is not None else None,
+                ),
+            )
+            continue
+        if outer is None or _inside_traced(ctx, outer, traced):
+            continue
+        parent = ctx.parent(creation)
+        if isinstance(parent, cst.Call) and parent.func is creation:
+            message = CALLED_AT_ONCE_MESSAGE.format(name=name)
+            yield site, Violation(creation, message, function=name)
+            continue
+        if isinstance(outer, cst.FunctionDef) and _created_per_call(ctx, site, creation, outer):
+            yield (
+                site,
+                Violation(
                     creation,
                     PER_CALL_MESSAGE.format(name=name, outer=outer.name.value),
                     function=name,
-                )
+                ),
+            )
 
 
 def _creation(ctx: RuleContext, site: FunctionSite) -> cst.CSTNode | None:

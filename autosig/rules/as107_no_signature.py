@@ -7,6 +7,7 @@ from collections.abc import Iterable
 import libcst as cst
 
 from autosig.discover import FunctionSite
+from autosig.rules.as106_function_in_loop import recreated_sites
 from autosig.rules.base import Invalid, Rule, Violation
 from autosig.rules.context import RuleContext
 
@@ -51,7 +52,9 @@ class NoSignature(Rule):
     Safe: `reduce_retracing=True` changes when TensorFlow traces, not what the function
     computes. Every other argument of `tf.function` (`jit_compile`, `autograph`, ...) and
     its formatting is kept. An explicit `reduce_retracing=False` or
-    `input_signature=None` is treated as a decision and not reported.
+    `input_signature=None` is treated as a decision and not reported, and so is a
+    tf.function that AS106 finds created again and again with no safe fix: a new
+    object traces anyway, so neither option would help it.
     """
 
     code = "AS107"
@@ -69,6 +72,10 @@ class NoSignature(Rule):
         "def slow(x):\n    return x\nfast = tf.function(slow, spec)\n",
         # a plain function is not a tf.function
         "import tensorflow as tf\ndef f(x):\n    return x\n",
+        # created anew on every call (AS106, no fix): reduce_retracing cannot help
+        "import tensorflow as tf\ndef predict(model, x):\n    return tf.function(model)(x)\n",
+        "import tensorflow as tf\nfor k in range(3):\n    f = tf.function(lambda x: x * k)\n"
+        "    f(1)\n",
     ]
     INVALID = [
         Invalid(
@@ -106,8 +113,9 @@ class NoSignature(Rule):
     ]
 
     def check(self, ctx: RuleContext) -> Iterable[Violation]:
+        recreated = recreated_sites(ctx)
         for site in ctx.sites:
-            if _has_retracing_decision(site):
+            if _has_retracing_decision(site) or id(site) in recreated:
                 continue
             anchor = site.function if isinstance(site.function, cst.FunctionDef) else None
             yield Violation(

@@ -42,6 +42,8 @@ class Violation:
     """Qualified name of the tf.function the violation is in."""
     fixable: bool | None = None
     """Defaults to ``bool(edits)``; False for e.g. a trace-time logging print left on purpose."""
+    fix_safety: FixSafety | None = None
+    """This fix's safety when it differs from the rule's (AS106: safe or unsafe by case)."""
 
 
 @dataclass(frozen=True)

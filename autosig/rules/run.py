@@ -7,7 +7,7 @@ from collections.abc import Iterable, Sequence
 import libcst as cst
 
 from autosig.discover import FunctionSite
-from autosig.model import Finding
+from autosig.model import Finding, FixSafety
 from autosig.rewrite.edits import Replacement, apply_edits, nested_edit_keys
 from autosig.rules.base import Rule, Violation
 from autosig.rules.context import RuleContext
@@ -66,6 +66,11 @@ def is_fixable(violation: Violation) -> bool:
     return bool(violation.edits) if violation.fixable is None else violation.fixable
 
 
+def fix_safety_of(rule: Rule, violation: Violation) -> FixSafety:
+    """The safety of this violation's fix: its own if set, else its rule's."""
+    return violation.fix_safety if violation.fix_safety is not None else rule.fix_safety
+
+
 def violation_to_finding(ctx: RuleContext, rule: Rule, violation: Violation) -> Finding:
     line, col = ctx.position(violation.node)
     fixable = is_fixable(violation)
@@ -77,7 +82,7 @@ def violation_to_finding(ctx: RuleContext, rule: Rule, violation: Violation) -> 
         message=violation.message,
         function=violation.function,
         fixable=fixable,
-        fix_safety=rule.fix_safety if fixable else "none",
+        fix_safety=fix_safety_of(rule, violation) if fixable else "none",
     )
 
 
@@ -148,12 +153,14 @@ def fix_text(
     fixed point (fixing it again changes nothing).
     """
     rules = select_rules(select, ignore)
-    if not unsafe:
-        rules = [rule for rule in rules if rule.fix_safety == "safe"]
     fixed: list[Finding] = []
     for _ in range(MAX_FIX_PASSES):
         ctx = RuleContext.from_text(text, path)
-        pairs = check_context(ctx, rules)
+        pairs = [
+            (rule, violation)
+            for rule, violation in check_context(ctx, rules)
+            if unsafe or fix_safety_of(rule, violation) == "safe"
+        ]
         edits, imports, taken = combine_edits(v for _, v in pairs)
         if not taken:
             break
