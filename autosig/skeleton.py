@@ -25,6 +25,10 @@ from dataclasses import dataclass
 from autosig.files import PREFILTER
 
 _CALL_FORM_TARGET = re.compile(r"function\s*\(\s*(?:(?:self|cls)\s*\.\s*)?([A-Za-z_]\w*)")
+_CALL_FORM_OPTIONS_FIRST = re.compile(
+    r"function\s*\([^()]*\)\s*\(\s*(?:(?:self|cls)\s*\.\s*)?([A-Za-z_]\w*)"
+)
+"""The def a call form wraps: ``function(f``, ``function(self.f``; and ``function(...)(f``."""
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
 
@@ -56,7 +60,7 @@ _SELF_SET = re.compile(r"self\s*\.\s*([A-Za-z_]\w*)\s*(?:[-+*/%@&|^<>]{1,3})?=(?
 
 def _class_members_to_drop(
     node: ast.ClassDef, lines: list[str], local: re.Pattern[str] | None
-) -> list[tuple[int, int, str]]:
+) -> list[ast.stmt]:
     """Methods of a kept class that neither hold a site nor set an attribute one uses.
 
     Rules look at the rest of the class only for the ``self.<attr>`` the traced methods
@@ -72,14 +76,15 @@ def _class_members_to_drop(
     for m in methods:
         if m in relevant or set(_SELF_SET.findall(texts[id(m)])) & used:
             continue
-        drop.append((*_span(m), m.name))
+        drop.append(m)
     if len(drop) == len(node.body):
         return []  # an empty class body would not parse
     return drop
 
 
-def _cut_lines(text: str) -> tuple[list[str], list[bool]] | None:
-    """(lines with endings, cut flag per line number from 1), or None if nothing is cut."""
+def _cut_lines(text: str) -> tuple[list[str], list[bool], dict[int, str]] | None:
+    """(lines with endings, cut flag per line number from 1, stub per cut def's first
+    line), or None if nothing is cut."""
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
@@ -89,7 +94,7 @@ def _cut_lines(text: str) -> tuple[list[str], list[bool]] | None:
     local = (
         re.compile(r"\b(?:" + "|".join(map(re.escape, sorted(names))) + r")\b") if names else None
     )
-    drop: list[tuple[int, int, str]] = []  # (span, name)
+    drop: list[ast.stmt] = []
     kept_text: list[str] = []
     for node in tree.body:
         span = _span(node)
@@ -97,19 +102,32 @@ def _cut_lines(text: str) -> tuple[list[str], list[bool]] | None:
             kept_text.append("".join(lines[span[0] - 1 : span[1]]))
             continue
         if not _mentions(lines, span, local):
-            drop.append((*span, node.name))
+            drop.append(node)
             continue
         if isinstance(node, ast.ClassDef):
             drop.extend(_class_members_to_drop(node, lines, local))
         kept_text.append("".join(lines[span[0] - 1 : span[1]]))
-    wanted = set(_CALL_FORM_TARGET.findall("".join(kept_text)))
+    kept = "".join(kept_text)
+    wanted = set(_CALL_FORM_TARGET.findall(kept)) | set(_CALL_FORM_OPTIONS_FIRST.findall(kept))
     cut = [False] * (len(lines) + 1)
-    for start, end, name in drop:
-        if name in wanted:
+    heads: dict[int, str] = {}
+    for node in drop:
+        if node.name in wanted:  # type: ignore[attr-defined]
             continue
+        start, end = _span(node)
         for number in range(start, end + 1):
             cut[number] = True
-    return (lines, cut) if any(cut) else None
+        heads[node.lineno] = _stub(node, lines[node.lineno - 1])
+    return (lines, cut, heads) if any(cut) else None
+
+
+def _stub(node: ast.stmt, line: str) -> str:
+    """``def name(): ...`` in place of a cut def's first line: the name stays bound."""
+    indent = line[: len(line) - len(line.lstrip())]
+    if isinstance(node, ast.ClassDef):
+        return f"{indent}class {node.name}: ..."
+    keyword = "async def" if isinstance(node, ast.AsyncFunctionDef) else "def"
+    return f"{indent}{keyword} {node.name}(*args, **kwargs): ..."
 
 
 def _ending(line: str) -> str:
@@ -121,7 +139,7 @@ def skeleton(text: str) -> str:
     found = _cut_lines(text)
     if found is None:
         return text
-    lines, cut = found
+    lines, cut, _ = found
     return "".join(
         _ending(line) if cut[number] else line for number, line in enumerate(lines, start=1)
     )
@@ -134,7 +152,9 @@ class MarkedSkeleton:
     ``fix`` parses this instead of the whole file. Every cut line becomes
     ``# <marker> <line number>``: comments parse anywhere, keep line numbers, and go
     wherever libcst moves their neighbours, so after fixing, each marker is replaced by
-    the original line it stands for (``restore``). Fixes that dropped or duplicated a
+    the original line it stands for (``restore``). A cut def's own line becomes a stub
+    (``def name(*args, **kwargs): ...  # <marker> <n>``), so scope analysis sees the
+    name bound as often as in the whole file (AS106's hoist counts bindings). Fixes that dropped or duplicated a
     marker cannot be put back: ``restore`` then returns None and the caller fixes the
     whole file instead.
     """
@@ -146,11 +166,11 @@ class MarkedSkeleton:
 
     def restore(self, fixed: str) -> str | None:
         """``fixed`` (a fix of ``text``) with the cut lines back, or None if it cannot be."""
-        pattern = re.compile(rf"^# {self.marker} (\d+)\s*$")
+        pattern = re.compile(rf"(?:^|  )# {self.marker} (\d+)\s*$")
         out: list[str] = []
         expected = iter(sorted(self.cut))
         for line in fixed.splitlines(keepends=True):
-            found = pattern.match(line)
+            found = pattern.search(line)
             if found is None:
                 if self.marker in line:
                     return None  # a marker moved into code or a string
@@ -170,14 +190,15 @@ def marked_skeleton(text: str) -> MarkedSkeleton | None:
     found = _cut_lines(text)
     if found is None:
         return None
-    lines, cut = found
+    lines, cut, heads = found
     marker = "autosig-cut-" + secrets.token_hex(6)
     out: list[str] = []
     originals: dict[int, str] = {}
     for number, line in enumerate(lines, start=1):
         if cut[number]:
             originals[number] = line
-            out.append(f"# {marker} {number}{_ending(line)}")
+            stub = heads.get(number, "")
+            out.append(f"{stub + '  ' if stub else ''}# {marker} {number}{_ending(line)}")
         else:
             out.append(line)
     return MarkedSkeleton("".join(out), marker, originals)
