@@ -10,8 +10,8 @@ def standardize(x):
 
 def preprocess_all(batches):
     results = []
+    step = tf.function(standardize, reduce_retracing=True)  # a new tf.function, so a new trace, every batch
     for batch in batches:
-        step = tf.function(standardize, reduce_retracing=True)  # a new tf.function, so a new trace, every batch
         results.append(step(batch))
     return results
 
@@ -24,4 +24,4 @@ class Clipper:
         return tf.clip_by_value(x, -self.limit, self.limit)
 
     def __call__(self, x):
-        return tf.function(self._clip, reduce_retracing=True)(x)  # the bound method is wrapped anew on every call
+        return tf.function(self._clip)(x)  # the bound method is wrapped anew on every call
