@@ -123,3 +123,21 @@ def test_fix_falls_back_to_the_whole_file_when_markers_cannot_be_put_back(monkey
     fast = _fix(SOURCE, whole=False)
     monkeypatch.undo()
     assert fast.new_text == _fix(SOURCE, whole=True, monkeypatch=monkeypatch).new_text
+
+
+HOIST_AFTER_CUT_DEF = (
+    "import tensorflow as tf\n\n\ndef step(x):\n    return helper(x)\n\n\n"
+    "def helper(x):\r\n    return x + 1\r\n"
+    "for x in range(3):\n    fast = tf.function(step)\n    fast(x)\n"
+)
+
+
+def test_a_hoist_next_to_a_cut_def_lands_where_the_whole_file_puts_it(monkeypatch) -> None:
+    cut = marked_skeleton(HOIST_AFTER_CUT_DEF)
+    assert cut is not None and "def helper(*args, **kwargs): ..." in cut.text
+    fast = _fix(HOIST_AFTER_CUT_DEF, whole=False)
+    whole = _fix(HOIST_AFTER_CUT_DEF, whole=True, monkeypatch=monkeypatch)
+    assert fast.new_text == whole.new_text
+    assert "    return x + 1\r\nfast = tf.function(step, reduce_retracing=True)\nfor x" in (
+        fast.new_text
+    )
