@@ -10,7 +10,7 @@ fast on large trees. Output order never depends on scheduling: findings are sort
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
@@ -18,7 +18,13 @@ from pathlib import Path
 
 from autosig.config import Config
 from autosig.errors import AutosigError
-from autosig.files import decode_source, iter_python_files, mentions_function
+from autosig.files import (
+    SizeNotice,
+    decode_source,
+    iter_python_files,
+    mentions_function,
+    size_notice,
+)
 from autosig.model import Finding
 from autosig.progress import Progress
 
@@ -34,6 +40,8 @@ class CheckResult:
     """Python files found under the paths (after excludes)."""
     files_parsed: int = 0
     """Files that passed the text prefilter and were parsed."""
+    notices: list[SizeNotice] = field(default_factory=list)
+    """Files large enough to be slow, and files skipped as over ``max_file_size``."""
 
 
 @dataclass(frozen=True)
@@ -54,16 +62,21 @@ def check_paths(
     jobs: int | None = None,
     progress: bool = False,
     exclude: Sequence[str] = (),
+    max_file_size: int | None = None,
+    on_notice: Callable[[SizeNotice], None] | None = None,
 ) -> CheckResult:
     """Check every Python file under ``paths`` with the selected static rules.
 
     ``select`` (from the command line) replaces the config's selection; ``ignore`` and
     ``exclude`` add to the config's. ``jobs``: worker processes (None: the config's
-    value, else one per CPU; 1: inline).
+    value, else one per CPU; 1: inline). ``max_file_size`` (None: the config's; 0: no
+    limit): larger files that may hold a site are skipped, not parsed. ``on_notice`` hears
+    about each skipped or merely large file as soon as it is found, before parsing.
     """
     result = CheckResult()
     tasks: list[_Task] = []
     excludes = tuple(config.exclude) + tuple(exclude)
+    limit = config.max_file_size if max_file_size is None else max_file_size
     for item in iter_python_files(paths, exclude=excludes):
         if isinstance(item, AutosigError):
             result.errors.append(item)
@@ -78,6 +91,13 @@ def check_paths(
             continue
         if not mentions_function(data):
             continue
+        notice = size_notice(item, len(data), limit)
+        if notice is not None:
+            result.notices.append(notice)
+            if on_notice is not None:
+                on_notice(notice)
+            if notice.skipped:
+                continue
         file_select, file_ignore = config.rules_for(item)
         if select is not None:
             file_select = tuple(select)

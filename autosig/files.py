@@ -458,7 +458,7 @@ def format_size(size: int) -> str:
     """``1_500_000`` -> ``"1.5 MB"`` (decimal units, like ``parse_size`` reads them)."""
     for unit, scale in (("GB", 10**9), ("MB", 10**6), ("kB", 10**3)):
         if size >= scale:
-            return f"{size / scale:.1f}".removesuffix(".0") + f" {unit}"
+            return f"{size / scale:.3g} {unit}"
     return f"{size} bytes"
 
 
@@ -479,7 +479,10 @@ class SizeNotice:
                 f"{format_size(self.limit)} (raise it with --max-file-size or the config's "
                 "'max-file-size'; 0 = no limit)"
             )
-        return f"{self.path}: note: large file ({size}); it may take a minute or more"
+        return (
+            f"{self.path}: note: large file ({size}); it may take a while (parse time grows "
+            "faster than size)"
+        )
 
 
 def size_notice(path: Path | str, size: int, limit: int) -> SizeNotice | None:

@@ -1,10 +1,11 @@
-"""Files a user protected or a killed run left behind: read-only files, stale temp files.
+"""Files a user protected, a killed run left behind, or too big to parse in reasonable time.
 
 ``fix`` and ``apply`` replace files by rename, which ignores a file's permission bits
 (and tests run as root, where ``os.access`` says yes to everything), so a read-only
 file must be refused explicitly; ``--diff`` still shows what would change. A run killed
 mid-write leaves ``.<name>.<pid>.<random>.autosig-tmp`` beside the file; the next write
-of that file removes it, and nothing ever reads it as source.
+of that file removes it, and nothing ever reads it as source. Files over max-file-size
+are skipped with a warning naming them; large ones get a note before the slow parse.
 """
 
 from __future__ import annotations
@@ -19,13 +20,18 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
+from autosig import files
 from autosig.cli import cli
+from autosig.config import load_config
 from autosig.errors import AutosigError
 from autosig.files import (
+    DEFAULT_MAX_FILE_SIZE,
     STALE_TEMP_AGE,
     atomic_write_bytes,
+    format_size,
     is_read_only,
     iter_python_files,
+    parse_size,
     read_source,
     remove_stale_temp_files,
     write_source,
@@ -271,3 +277,130 @@ def test_a_temp_file_named_on_the_command_line_is_an_error(tmp_path: Path) -> No
     result = run(["check", crafted.name], tmp_path)
     assert result.exit_code == 2, result.output
     assert "autosig temp file left by an interrupted write" in result.output
+
+
+# -- large files ---------------------------------------------------------------------------
+
+PADDING = "".join(f"CONSTANT_{n} = {n}  # generated padding\n" for n in range(100))  # ~3.5 kB
+BIG = GOOD + PADDING
+
+
+@pytest.mark.parametrize(
+    ("text", "size"),
+    [
+        ("0", 0),
+        ("123", 123),
+        (4096, 4096),
+        ("2MB", 2_000_000),
+        ("2 mb", 2_000_000),
+        ("1.5M", 1_500_000),
+        ("500kB", 500_000),
+        ("4MiB", 4 * 1024 * 1024),
+        ("1g", 10**9),
+        ("10 bytes", 10),
+    ],
+)
+def test_sizes_parse_with_or_without_units(text: str | int, size: int) -> None:
+    assert parse_size(text) == size
+
+
+@pytest.mark.parametrize("text", ["-1", "2TB", "lots", "", True, -5])
+def test_bad_sizes_are_refused(text: str | int) -> None:
+    with pytest.raises(ValueError):
+        parse_size(text)
+
+
+def test_sizes_print_in_decimal_units() -> None:
+    sizes = [999, 1000, 500_100, 1_500_074, 2_000_000, 12_345_678]
+    assert [format_size(n) for n in sizes] == [
+        "999 bytes",
+        "1 kB",
+        "500 kB",
+        "1.5 MB",
+        "2 MB",
+        "12.3 MB",
+    ]
+
+
+def test_max_file_size_in_config(tmp_path: Path) -> None:
+    assert load_config([tmp_path]).max_file_size == DEFAULT_MAX_FILE_SIZE == 2_000_000
+    (tmp_path / "pyproject.toml").write_text('[tool.autosig]\nmax-file-size = "1.5MB"\n')
+    assert load_config([tmp_path]).max_file_size == 1_500_000
+    (tmp_path / "pyproject.toml").write_text("[tool.autosig]\nmax-file-size = 0\n")
+    assert load_config([tmp_path]).max_file_size == 0
+    (tmp_path / "pyproject.toml").write_text('[tool.autosig]\nmax-file-size = "big"\n')
+    with pytest.raises(AutosigError, match="'tool.autosig.max-file-size': expected a size"):
+        load_config([tmp_path])
+
+
+@pytest.fixture
+def sized(tmp_path: Path) -> Path:
+    """big.py (3.86 kB, a site), small.py (a site), data.py (5 kB, no site)."""
+    (tmp_path / "big.py").write_text(BIG)
+    (tmp_path / "small.py").write_text(GOOD)
+    (tmp_path / "data.py").write_text(PADDING + PADDING)
+    return tmp_path
+
+
+SKIPPED = (
+    "big.py: warning: skipped: 3.86 kB is over the max-file-size of 2 kB (raise it with "
+    "--max-file-size or the config's 'max-file-size'; 0 = no limit)"
+)
+
+
+@pytest.mark.parametrize("quiet", [[], ["-q"]])
+def test_check_skips_a_file_over_the_limit_with_one_warning(sized: Path, quiet: list[str]) -> None:
+    assert (sized / "big.py").stat().st_size == 3862  # the size the warning names
+    result = run(
+        ["check", "big.py", "small.py", "data.py", "--max-file-size", "2kB", *quiet], sized
+    )
+    assert result.exit_code == 1, result.output  # small.py's findings; a skip is no error
+    assert "small.py:" in result.stdout and "big.py:" not in result.stdout
+    assert [line for line in result.stderr.splitlines() if "max-file-size" in line] == [SKIPPED]
+    assert "data.py" not in result.stderr  # cannot hold a site: never parsed, nothing to say
+
+
+def test_config_limit_applies_and_the_option_overrides_it(sized: Path) -> None:
+    (sized / "pyproject.toml").write_text('[tool.autosig]\nmax-file-size = "2kB"\n')
+    limited = run(["check", "big.py"], sized)
+    assert limited.exit_code == 0, limited.output
+    assert SKIPPED in limited.stderr.splitlines()
+    unlimited = run(["check", "big.py", "--max-file-size", "0"], sized)
+    assert unlimited.exit_code == 1, unlimited.output
+    assert "big.py:5:1: AS107" in unlimited.stdout
+    assert "warning" not in unlimited.stderr
+
+
+def test_fix_skips_a_file_over_the_limit(sized: Path) -> None:
+    diff = run(["fix", ".", "--diff", "--max-file-size", "2kB"], sized)
+    assert diff.exit_code == 1, diff.output
+    assert "b/small.py" in diff.stdout and "b/big.py" not in diff.stdout
+    assert SKIPPED in diff.stderr.splitlines()
+    fix = run(["fix", ".", "-q", "--max-file-size", "2kB"], sized)
+    assert fix.exit_code == 0, fix.output
+    assert fix.stderr.splitlines() == [SKIPPED]
+    assert (sized / "small.py").read_text() == GOOD_FIXED
+    assert (sized / "big.py").read_text() == BIG
+
+
+@pytest.mark.parametrize("command", ["check", "fix"])
+def test_a_large_file_gets_a_note_before_it_is_parsed(
+    sized: Path, monkeypatch: pytest.MonkeyPatch, command: str
+) -> None:
+    monkeypatch.setattr(files, "LARGE_FILE_SIZE", 3000)
+    args = [command, "big.py", "small.py", *(["--diff"] if command == "fix" else [])]
+    result = run(args, sized)
+    assert result.exit_code == 1, result.output
+    note = "big.py: note: large file (3.86 kB); it may take a while"
+    assert [line for line in result.stderr.splitlines() if "note:" in line] == [
+        note + " (parse time grows faster than size)"
+    ]
+    assert "big.py:5:1: AS107" in result.stdout or "b/big.py" in result.stdout  # still done
+    quiet = run([*args, "-q"], sized)
+    assert "note:" not in quiet.stderr
+
+
+def test_a_bad_size_option_is_a_usage_error(sized: Path) -> None:
+    result = run(["check", ".", "--max-file-size", "lots"], sized)
+    assert result.exit_code == 2
+    assert "--max-file-size" in result.stderr and "expected a size like '2MB'" in result.stderr

@@ -11,11 +11,13 @@ from autosig.checker import check_paths
 from autosig.commands.options import (
     common_options,
     ignore_option,
+    max_file_size_option,
     output_file_option,
     select_option,
 )
 from autosig.config import load_config
 from autosig.errors import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, AutosigError
+from autosig.files import SizeNotice
 from autosig.report import format_error, write_report
 
 
@@ -42,6 +44,7 @@ file is still checked.
 @ignore_option
 @common_options
 @output_file_option
+@max_file_size_option
 def command(
     paths: tuple[Path, ...],
     select: tuple[str, ...] | None,
@@ -52,6 +55,7 @@ def command(
     config_file: Path | None,
     exclude: tuple[str, ...],
     output_file: Path | None,
+    max_file_size: int | None,
 ) -> None:
     """Report static findings (AS101-AS107) in Python files and directories.
 
@@ -61,8 +65,10 @@ def command(
     TensorFlow or your code; files that cannot contain a tf.function are not parsed.
 
     Settings come from [tool.autosig] in the nearest pyproject.toml (or autosig.toml)
-    above the first PATH: select, ignore, exclude, per-path-ignores, jobs. Suppress
-    one finding with '# autosig: ignore[AS101]' on its line or on the def line.
+    above the first PATH: select, ignore, exclude, per-path-ignores, jobs,
+    max-file-size. Suppress one finding with '# autosig: ignore[AS101]' on its line or
+    on the def line. Files over max-file-size (default 2 MB) are skipped with a warning
+    on stderr; files over 500 kB get a note there, as they can take a while.
     """
     try:
         config = load_config(paths, config_file)
@@ -77,6 +83,8 @@ def command(
         jobs=jobs,
         progress=not quiet,
         exclude=exclude,
+        max_file_size=max_file_size,
+        on_notice=lambda notice: _tell(notice, quiet),
     )
     if result.files_seen == 0 and not result.errors and not quiet:
         click.echo("warning: no Python files found under the given paths", err=True)
@@ -92,3 +100,9 @@ def command(
     if result.errors:
         sys.exit(EXIT_ERROR)
     sys.exit(EXIT_FINDINGS if result.findings else EXIT_OK)
+
+
+def _tell(notice: SizeNotice, quiet: bool) -> None:
+    """A skipped file is always reported (it was not checked); a slow one unless --quiet."""
+    if notice.skipped or not quiet:
+        click.echo(str(notice), err=True)

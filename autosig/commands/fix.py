@@ -21,14 +21,21 @@ from typing import Any
 
 import click
 
-from autosig.commands.options import common_options, ignore_option, select_option
+from autosig.commands.options import (
+    common_options,
+    ignore_option,
+    max_file_size_option,
+    select_option,
+)
 from autosig.config import RELAX_CHOICES, Config, load_config
 from autosig.errors import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, AutosigError
 from autosig.files import (
+    SizeNotice,
     SourceFile,
     iter_python_files,
     mentions_function,
     read_source,
+    size_notice,
     write_source,
 )
 from autosig.patch import display_path, unified_diff, write_patch
@@ -132,6 +139,7 @@ Exit codes: 0 everything fixed (or, with --diff/--patch-out, nothing would chang
     "frees the first one, all frees every one [default: config 'relax', else none].",
 )
 @common_options
+@max_file_size_option
 def command(
     paths: tuple[Path, ...],
     profile_path: Path | None,
@@ -147,6 +155,7 @@ def command(
     quiet: bool,
     config_file: Path | None,
     exclude: tuple[str, ...],
+    max_file_size: int | None,
 ) -> None:
     """Fix tf.functions in place: signatures from a profile, and static fixes.
 
@@ -155,6 +164,8 @@ def command(
     the profile shows retracing (reduce_retracing=True where no signature can be
     written, and the summary says why). Everything else in each file stays byte for
     byte. A summary per file goes to stderr; problems left go to stdout in --format.
+    Files over max-file-size (default 2 MB) are skipped with a warning; read-only
+    files are never written (an error; --diff still shows their changes).
     """
     try:
         config = load_config(paths, config_file)
@@ -164,7 +175,8 @@ def command(
         _fail(exc)
     unsafe = config.unsafe_fixes if unsafe_fixes is None else unsafe_fixes
     errors: list[AutosigError] = []
-    files, seen = _collect(paths, config, select, ignore, exclude, errors)
+    limit = config.max_file_size if max_file_size is None else max_file_size
+    files, seen = _collect(paths, config, select, ignore, exclude, errors, limit, quiet)
 
     plan: Plan | None = None
     profile = None
@@ -259,9 +271,15 @@ def _collect(
     ignore: tuple[str, ...] | None,
     exclude: tuple[str, ...],
     errors: list[AutosigError],
+    max_file_size: int,
+    quiet: bool,
 ) -> tuple[list[_File], int]:
     """Every Python file under ``paths`` that may hold a tf.function, read; and how many
-    Python files there were in all."""
+    Python files there were in all.
+
+    Files over ``max_file_size`` (0: no limit) are left out with a warning on stderr,
+    and large ones get a note there (unless ``quiet``) before the slow work starts.
+    """
     files: list[_File] = []
     seen = 0
     for item in iter_python_files(paths, exclude=tuple(config.exclude) + tuple(exclude)):
@@ -278,12 +296,25 @@ def _collect(
             continue
         if not mentions_function(source.text.encode("utf-8", "surrogatepass")):
             continue
+        notice = _size_notice(item, max_file_size)
+        if notice is not None and (notice.skipped or not quiet):
+            click.echo(str(notice), err=True)
+        if notice is not None and notice.skipped:
+            continue
         file_select, file_ignore = config.rules_for(item)
         if select is not None:
             file_select = tuple(select)
         file_ignore = tuple(file_ignore) + tuple(c for c in ignore or () if c not in file_ignore)
         files.append(_File(source, display_path(item), "", file_select, file_ignore))
     return files, seen
+
+
+def _size_notice(path: Path, limit: int) -> SizeNotice | None:
+    try:
+        size = path.stat().st_size
+    except OSError:
+        return None  # read_source just read it; a vanished file is reported on write
+    return size_notice(display_path(path), size, limit)
 
 
 def profile_relative(path: Path, root: Path) -> str:

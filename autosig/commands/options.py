@@ -15,6 +15,7 @@ import click
 
 from autosig.config import CODE_PATTERN, known_codes
 from autosig.errors import AutosigError
+from autosig.files import parse_size
 from autosig.report import FORMATS
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -141,6 +142,32 @@ def output_file_option(func: F) -> F:
         metavar="FILE",
         help="Write the report to FILE instead of stdout (errors and the summary still "
         "go to stderr).",
+    )(func)
+
+
+class SizeParam(click.ParamType):
+    """A file size: bytes, or with a unit (``2MB``, ``500kB``, ``4MiB``); 0 = no limit."""
+
+    name = "size"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int:
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+        try:
+            return parse_size(value)
+        except ValueError as exc:
+            self.fail(str(exc), param, ctx)
+
+
+def max_file_size_option(func: F) -> F:
+    return click.option(
+        "--max-file-size",
+        type=SizeParam(),
+        default=None,
+        metavar="SIZE",
+        help="Skip files larger than SIZE (e.g. 2MB, 500kB; 0 = no limit) with a warning "
+        "naming them: parse time grows faster than size, and one huge generated file "
+        "can take many minutes [default: config 'max-file-size', else 2MB].",
     )(func)
 
 
