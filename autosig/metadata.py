@@ -35,6 +35,19 @@ def _children(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
                     yield item
 
 
+def iter_tree(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    """``node`` and every node below it (any order): a fast ``m.findall`` for rules.
+
+    libcst's matcher ``findall`` walks with a visitor (about 0.2 ms a line); rules that
+    search a function body for every site add that up quickly.
+    """
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        stack.extend(_children(current))
+
+
 class ParentProvider(BaseMetadataProvider[cst.CSTNode]):
     """Each node's parent, as ``ParentNodeProvider`` gives it, without a visitor pass."""
 

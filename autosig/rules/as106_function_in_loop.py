@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+from weakref import WeakKeyDictionary
 
 import libcst as cst
-import libcst.matchers as m
 
 from autosig.discover import FunctionSite
+from autosig.metadata import iter_tree
 from autosig.rules.base import Invalid, Rule, Violation
 from autosig.rules.context import RuleContext
 from autosig.rules.hoist import plan_hoist
@@ -179,8 +180,21 @@ def recreated_sites(ctx: RuleContext) -> set[int]:
     }
 
 
-def site_violations(ctx: RuleContext) -> Iterator[tuple[FunctionSite, Violation]]:
-    """Each re-created site with its violation (and the hoist fix, when there is one)."""
+def site_violations(ctx: RuleContext) -> list[tuple[FunctionSite, Violation]]:
+    """Each re-created site with its violation (and the hoist fix, when there is one).
+
+    Computed once per parse: AS106, AS107 and the fix engine all ask.
+    """
+    found = _FOUND.get(ctx)
+    if found is None:
+        found = _FOUND[ctx] = list(_site_violations(ctx))
+    return found
+
+
+_FOUND: WeakKeyDictionary[RuleContext, list[tuple[FunctionSite, Violation]]] = WeakKeyDictionary()
+
+
+def _site_violations(ctx: RuleContext) -> Iterator[tuple[FunctionSite, Violation]]:
     traced = {id(s.function) for s in ctx.sites if s.function is not None}
     for site in ctx.sites:
         creation = _creation(ctx, site)
@@ -260,12 +274,15 @@ def _created_per_call(
     bound = _bound_name(ctx, site, creation)
     if bound is None:
         return False  # stored on self, in a dict, passed on: it may well be cached
-    if m.findall(outer.body, m.Global() | m.Nonlocal()):
-        for declaration in m.findall(outer.body, m.Global() | m.Nonlocal()):
-            if any(item.name.value == bound for item in declaration.names):
-                return False
+    nodes = list(iter_tree(outer.body))
+    for declaration in nodes:
+        if isinstance(declaration, (cst.Global, cst.Nonlocal)) and any(
+            item.name.value == bound for item in declaration.names
+        ):
+            return False
     called_once = False
-    for use in m.findall(outer.body, m.Name(bound)):
+    uses = [n for n in nodes if isinstance(n, cst.Name) and n.value == bound]
+    for use in uses:
         parent = ctx.parent(use)
         if isinstance(parent, cst.Call) and parent.func is use:
             if ctx.enclosing_loop(parent) is not None:

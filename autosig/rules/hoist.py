@@ -25,9 +25,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import libcst as cst
-import libcst.matchers as m
 from libcst.metadata import Assignment, ScopeProvider
 
+from autosig.metadata import iter_tree
 from autosig.model import FixSafety
 from autosig.rules.context import LOOPS, RuleContext
 
@@ -162,8 +162,7 @@ def _is_load(ctx: RuleContext, name: cst.Name) -> bool:
 
 
 def _loads(ctx: RuleContext, node: cst.CSTNode) -> list[cst.Name]:
-    found = m.findall(node, m.Name())
-    return [n for n in found if isinstance(n, cst.Name) and _is_load(ctx, n)]
+    return [n for n in iter_tree(node) if isinstance(n, cst.Name) and _is_load(ctx, n)]
 
 
 def _inside(ctx: RuleContext, node: cst.CSTNode, container: cst.CSTNode) -> bool:
@@ -185,10 +184,10 @@ def _can_leave(
     statement: cst.SimpleStatementLine,
 ) -> bool:
     """Whether the creation computes the same thing before ``loop`` as in it."""
-    if m.findall(loop, m.Global() | m.Nonlocal()):
+    if any(isinstance(n, (cst.Global, cst.Nonlocal)) for n in iter_tree(loop)):
         return False
     header = loop.iter if isinstance(loop, cst.For) else loop.test
-    if m.findall(header, m.Name(target.value)):
+    if any(isinstance(n, cst.Name) and n.value == target.value for n in iter_tree(header)):
         return False
     for name in reads:
         assignments = _assignments(ctx, name)
