@@ -177,13 +177,23 @@ def test_script_launch_only_when_the_script_is_rewritten(tmp_path) -> None:
 
 
 def test_compile_count_reads_xla_module_dumps(tmp_path) -> None:
+    import json
+
+    from autosig.verify.xla import FUNCTIONS_FILE
+
     dump = tmp_path / "123"
     dump.mkdir()
+    noted = []
     for i, name in enumerate(["train_step", "train_step", "predict"]):
         stem = f"module_{i:04d}.a_inference_{name}_{10 + i}__XlaMustCompile_true_config.2"
         (dump / f"{stem}.before_optimizations.txt").write_text("")
         (dump / f"{stem}.cpu_after_optimizations.txt").write_text("")
-    assert count_compiles(tmp_path) == {"train_step": 2, "predict": 1}
+        site = {"file": "/p/m.py", "qualname": name, "line": 3 if name == "predict" else 7}
+        noted.append(json.dumps({"name": f"__inference_{name}_{10 + i}", **site}))
+    (dump / FUNCTIONS_FILE).write_text("\n".join(noted) + "\n")
+    counts = count_compiles(tmp_path)
+    assert counts.lookup("/p/m.py", "train_step") == 2
+    assert counts.lookup("/p/m.py", "predict") == 1
     assert "--xla_dump_to=" in dump_flags(tmp_path, ["train_step"])
 
 

@@ -84,7 +84,9 @@ class ModeOutcome:
     traces: tuple[int, int | None] = (0, None)
     trace_time_s: tuple[float, float | None] = (0.0, None)
     median_step_s: tuple[float | None, float | None] = (None, None)
-    xla_compiles: tuple[int | None, int | None] = (None, None)
+    xla_compiles: tuple[int | str | None, int | str | None] = (None, None)
+    """Before -> after; None: not measured; "ambiguous": the dump cannot tell this
+    function's modules from another's (see ``xla.CompileCounts``)."""
 
     def to_json(self) -> dict[str, Any]:
         comp = self.comparison
@@ -413,7 +415,6 @@ def _outcome(
     old = before.records(set(candidate.texts), candidate.root).get(key, record)
     new = after.records(set(candidate.texts), candidate.root).get(key)
     path, qualname = key[0], key[1]
-    name = qualname.rsplit(".", 1)[-1]
     outcome = ModeOutcome(mode, "equivalent")
     outcome.calls = (old.calls, None if new is None else new.calls)
     outcome.traces = (old.traces, None if new is None else new.traces)
@@ -423,9 +424,10 @@ def _outcome(
         after.median_step(candidate.root, path, qualname),
     )
     if mode == "xla":
+        file = str(candidate.absolute(path).resolve())
         outcome.xla_compiles = (
-            before.compiles.get(name) if before.mode == "xla" else None,
-            after.compiles.get(name, 0) if after.error is None else None,
+            before.compiles.lookup(file, qualname) if before.mode == "xla" else None,
+            after.compiles.lookup(file, qualname) if after.error is None else None,
         )
     if after.error:
         outcome.status, outcome.detail = "could not run", after.error

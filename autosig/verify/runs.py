@@ -15,10 +15,8 @@ import json
 import os
 import re
 import shutil
-import statistics
 import sys
 import time
-from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,6 +24,8 @@ from typing import Any, Literal
 
 from autosig.errors import AutosigError
 from autosig.profile.format import FunctionRecord, Profile
+from autosig.verify.timing import median_step
+from autosig.verify.xla import CompileCounts
 
 Variant = Literal["original", "rewritten"]
 Mode = Literal["graph", "xla"]
@@ -46,7 +46,8 @@ class RunResult:
     profile: Profile | None = None
     arrays: dict[str, Any] = field(default_factory=dict)
     statuses: list[dict[str, Any]] = field(default_factory=list)
-    compiles: Counter[str] = field(default_factory=Counter)
+    compiles: CompileCounts = field(default_factory=CompileCounts)
+    """XLA compiles per function (XLA runs only)."""
     log: Path | None = None
     error: str | None = None
 
@@ -86,21 +87,22 @@ class RunResult:
             out[(rel, record.qualname, ordinal)] = record
         return out
 
-    def step_times(self, root: Path) -> dict[tuple[str, str], list[float]]:
-        """(relative path, qualname) -> duration of every call, tracing included."""
-        out: dict[tuple[str, str], list[float]] = {}
+    def step_times(self, root: Path) -> dict[tuple[str, str], list[list[float]]]:
+        """(relative path, qualname) -> per process, the duration of every call in
+        call order, tracing included."""
+        out: dict[tuple[str, str], list[list[float]]] = {}
         for status in self.statuses:
             for entry in status.get("timings", []):
                 try:
                     rel = Path(entry["file"]).relative_to(root).as_posix()
                 except ValueError:
                     rel = entry["file"]
-                out.setdefault((rel, entry["qualname"]), []).extend(entry["seconds"])
+                out.setdefault((rel, entry["qualname"]), []).append(list(entry["seconds"]))
         return out
 
     def median_step(self, root: Path, path: str, qualname: str) -> float | None:
-        times = self.step_times(root).get((path, qualname))
-        return statistics.median(times) if times else None
+        """The median step (``timing.median_step``: each process's warm-up call excluded)."""
+        return median_step(self.step_times(root).get((path, qualname), []))
 
     @property
     def served(self) -> set[str]:

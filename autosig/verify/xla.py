@@ -10,7 +10,16 @@ traces once but XLA compiles again for every new concrete shape. Compiles are
 counted for real: the child asks XLA to dump every HLO module it compiles
 (``--xla_dump_to``, restricted to the forced functions' names) and each compiled
 module leaves exactly one ``*.before_optimizations.txt`` file, named after the
-function (``a_inference_<name>_<id>__XlaMustCompile...``).
+concrete function it compiles: ``module_0003.a_inference_<name>_<uid>__...`` for
+``__inference_<name>_<uid>`` (``a`` for the leading ``_``, ``<>`` and the like
+sanitized to ``_``). The name alone is ambiguous (``__call__`` of two classes,
+``step`` in two files, a nested ``train_step`` from two factories), the uid is not:
+it is unique in its process. So each process notes, next to its dump
+(``autosig-functions.jsonl``), every concrete function its watched tf.functions
+traced, uid -> (file, qualname, line), and the parent attributes each module
+exactly. Modules without such a uid (``__forward_<name>_<uid>`` of a call under a
+``GradientTape``) are attributed by name only where one function has that name,
+else the count says "ambiguous" rather than a wrong number.
 """
 
 from __future__ import annotations
@@ -19,20 +28,30 @@ import contextlib
 import functools
 import importlib.abc
 import importlib.machinery
+import json
 import os
 import re
 import sys
 import time
 import types
+import weakref
 from collections import Counter
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 POLY_MODULE = "tensorflow.python.eager.polymorphic_function.polymorphic_function"
 EAGER_RUN_MODULE = "tensorflow.python.eager.polymorphic_function.eager_function_run"
 DUMP_SUFFIX = ".before_optimizations.txt"
-_MODULE_NAME = re.compile(r"^module_\d+\.a?_*inference_(?P<name>.+?)_\d+__XlaMustCompile")
+FUNCTIONS_FILE = "autosig-functions.jsonl"
+"""Per process dump directory: one JSON line per concrete function of a watched
+tf.function: ``{"name": "__inference_step_9", "file", "qualname", "line"}``."""
+_MODULE_NAME = re.compile(
+    r"^module_\d+\.[a_]*(?P<kind>inference|forward)_(?P<name>.+)_(?P<uid>\d+)__(XlaMustCompile|\.)"
+)
+_CONCRETE_NAME = re.compile(r"^_*(?P<kind>inference|forward)_(?P<name>.+)_(?P<uid>\d+)$")
+_DUMP_TO = re.compile(r"--xla_dump_to=(\S+)")
 
 FORCED: list[str] = []
 """Names of the tf.functions this process created with jit_compile forced on."""
@@ -75,6 +94,61 @@ def _target(fn: Any) -> Any:
     return None
 
 
+_TRACES_SEEN: weakref.WeakKeyDictionary[Any, int] = weakref.WeakKeyDictionary()
+"""tf.function object -> tracing count when its concrete functions were last noted
+(weak keys: an id() could be reused by the next function a factory creates)."""
+NOTED: set[str] = set()
+"""Concrete function names already written to this process's FUNCTIONS_FILE."""
+_DUMP_DIR: list[Any] = [None, None]
+"""(XLA_FLAGS text, dump directory parsed from it): parsed again only when it changes."""
+
+
+def dump_dir() -> Path | None:
+    """Where XLA dumps this process's modules: the last ``--xla_dump_to`` in ``XLA_FLAGS``."""
+    flags = os.environ.get("XLA_FLAGS", "")
+    if _DUMP_DIR[0] != flags:
+        found = _DUMP_TO.findall(flags)
+        _DUMP_DIR[:] = [flags, Path(found[-1]) if found else None]
+    return _DUMP_DIR[1]
+
+
+def _remember(cache: weakref.WeakKeyDictionary[Any, Any], obj: Any, value: Any) -> None:
+    with contextlib.suppress(TypeError):  # not weak-referenceable: compute again next time
+        cache[obj] = value
+
+
+def note_concrete_functions(fn_self: Any, key: tuple[str, str, int]) -> None:
+    """Write each new concrete function of ``fn_self`` to the dump's functions file.
+
+    Runs after every call of a tracked function but does work only when its tracing
+    count changed (a new trace); never raises into the user's program.
+    """
+    directory = dump_dir()
+    if directory is None:
+        return
+    try:
+        count = fn_self.experimental_get_tracing_count()
+        with contextlib.suppress(TypeError):
+            if _TRACES_SEEN.get(fn_self) == count:
+                return
+        _remember(_TRACES_SEEN, fn_self, count)
+        lines = []
+        for concrete in list(fn_self._function_cache.values()):
+            name = concrete.name
+            name = name.decode() if isinstance(name, bytes) else str(name)
+            if name in NOTED:
+                continue
+            NOTED.add(name)
+            entry = {"name": name, "file": key[0], "qualname": key[1], "line": key[2]}
+            lines.append(json.dumps(entry) + "\n")
+        if lines:
+            directory.mkdir(parents=True, exist_ok=True)
+            with open(directory / FUNCTIONS_FILE, "a", encoding="utf-8") as handle:
+                handle.writelines(lines)
+    except Exception as exc:  # noqa: BLE001 - counting compiles must not break the workload
+        print(f"autosig: XLA compile attribution failed: {exc!r}", file=sys.stderr)
+
+
 def patch_function_class(
     module: types.ModuleType,
     jit_files: Iterable[str] | None,
@@ -93,9 +167,12 @@ def patch_function_class(
         return
     original_init = cls.__init__
     original_call = cls.__dict__["__call__"]
+    original_concrete = cls.__dict__.get("get_concrete_function")
     jit = {os.path.realpath(f) for f in jit_files or ()}
     watch = {os.path.realpath(f) for f in watch_files}
-    timed: dict[int, tuple[str, str, int] | None] = {}
+    tracked = jit | watch
+    sites: weakref.WeakKeyDictionary[Any, tuple[str, str, int] | None]
+    sites = weakref.WeakKeyDictionary()
 
     @functools.wraps(original_init)
     def __init__(self: Any, python_function: Any, name: Any, *args: Any, **kwargs: Any) -> None:
@@ -110,34 +187,52 @@ def patch_function_class(
                 FORCED.append(str(name))
         original_init(self, python_function, name, *args, **kwargs)
 
-    def key_of(fn_self: Any) -> tuple[str, str, int] | None:
-        ident = id(fn_self)
-        if ident not in timed:
-            target = _target(getattr(fn_self, "_python_function", None))
-            key = None
-            if target is not None:
-                filename = os.path.realpath(target.__code__.co_filename)
-                if filename in watch:
-                    key = (filename, target.__qualname__, target.__code__.co_firstlineno)
-            timed[ident] = key
-        return timed[ident]
+    def site_of(fn_self: Any) -> tuple[str, str, int] | None:
+        """(file, qualname, first line) of a tracked function, else None (cached per object)."""
+        with contextlib.suppress(KeyError, TypeError):
+            return sites[fn_self]
+        target = _target(getattr(fn_self, "_python_function", None))
+        key = None
+        if target is not None:
+            filename = os.path.realpath(target.__code__.co_filename)
+            if filename in tracked:
+                key = (filename, target.__qualname__, target.__code__.co_firstlineno)
+        _remember(sites, fn_self, key)
+        return key
 
     @functools.wraps(original_call)
     def __call__(fn_self: Any, *args: Any, **kwds: Any) -> Any:
-        key = key_of(fn_self) if watch else None
+        key = site_of(fn_self) if tracked else None
         if key is None:
             return original_call(fn_self, *args, **kwds)
         start = time.perf_counter()
-        result = original_call(fn_self, *args, **kwds)
+        try:
+            result = original_call(fn_self, *args, **kwds)
+        finally:
+            note_concrete_functions(fn_self, key)
         elapsed = time.perf_counter() - start
-        times = TIMINGS.setdefault(key, [])
-        if len(times) < MAX_TIMINGS:
-            times.append(elapsed)
+        if key[0] in watch:
+            times = TIMINGS.setdefault(key, [])
+            if len(times) < MAX_TIMINGS:
+                times.append(elapsed)
         return result
+
+    cls.__call__ = __call__
+    if original_concrete is not None:
+
+        @functools.wraps(original_concrete)
+        def get_concrete_function(fn_self: Any, *args: Any, **kwargs: Any) -> Any:
+            try:
+                return original_concrete(fn_self, *args, **kwargs)
+            finally:
+                key = site_of(fn_self) if tracked else None
+                if key is not None:
+                    note_concrete_functions(fn_self, key)
+
+        cls.get_concrete_function = get_concrete_function
 
     __init__._autosig_xla = True  # type: ignore[attr-defined]
     cls.__init__ = __init__
-    cls.__call__ = __call__
     if seed is not None:
         try:
             from tensorflow.python.framework import random_seed
@@ -199,21 +294,117 @@ def install(
 # -- parent side: XLA flags and compile counts --------------------------------------------
 
 
+def _sanitized(name: str) -> str:
+    """A tf.function name as XLA spells it in module names (``<lambda>`` -> ``_lambda_``)."""
+    return re.sub(r"[^A-Za-z0-9_.-]", "_", name)
+
+
 def dump_flags(dump_dir: Path | str, names: Iterable[str]) -> str:
-    """``XLA_FLAGS`` additions that dump only the modules of the named functions."""
-    alternatives = "|".join(sorted({re.escape(n) for n in names if n})) or "[^_]+"
-    pattern = f".*inference_({alternatives})_[0-9]+__.*"
+    """``XLA_FLAGS`` additions that dump only the modules of the named functions.
+
+    Names are matched as XLA spells them (any character it may sanitize matches any),
+    for plain calls (``inference``) and calls under a GradientTape (``forward``).
+    """
+    parts = {re.sub(r"[^A-Za-z0-9_]", ".", n) for n in names if n}
+    alternatives = "|".join(sorted(parts)) or "[^_]+"
+    pattern = f".*(inference|forward)_({alternatives})_[0-9]+__.*"
     return f"--xla_dump_to={dump_dir} --xla_dump_hlo_module_re={pattern}"
 
 
-def count_compiles(dump_root: Path | str) -> Counter[str]:
-    """Compiled XLA modules per tf.function name, over every process's dump directory."""
-    counts: Counter[str] = Counter()
+Site = tuple[str, str, int]
+"""(absolute file, qualname, first line) of a tf.function's Python function."""
+AMBIGUOUS = "ambiguous"
+
+
+@dataclass
+class CompileCounts:
+    """XLA compiles per function, attributed exactly where the dump allows it.
+
+    ``exact``: modules whose concrete function the process noted (by uid).
+    ``ambiguous``: functions that may own modules that could not be told apart
+    (one name shared by several functions, or a process that noted nothing).
+    """
+
+    exact: Counter[Site] = field(default_factory=Counter)
+    ambiguous: set[Site] = field(default_factory=set)
+    unattributed: Counter[str] = field(default_factory=Counter)
+    """Sanitized name -> modules of processes that noted no function at all."""
+
+    def lookup(self, file: str, qualname: str) -> int | Literal["ambiguous"]:
+        """Compiles of the function ``qualname`` defined in ``file`` (absolute).
+
+        "ambiguous" when some of its modules cannot be told apart from another
+        function's, or when the file holds two functions of that qualname.
+        """
+        real = os.path.realpath(file)
+        sites = {s for s in (*self.exact, *self.ambiguous) if s[0] == real and s[1] == qualname}
+        if sites & self.ambiguous or len({s[2] for s in sites}) > 1:
+            return AMBIGUOUS
+        if self.unattributed[_sanitized(qualname.rsplit(".", 1)[-1])]:
+            return AMBIGUOUS
+        return sum(self.exact[s] for s in sites)
+
+
+def _noted_functions(directory: Path) -> dict[str, Site] | None:
+    """Concrete function name -> site, from one process's functions file (None: no file)."""
+    path = directory / FUNCTIONS_FILE
+    if not path.is_file():
+        return None
+    out: dict[str, Site] = {}
+    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+        try:
+            entry = json.loads(line)
+            out[str(entry["name"])] = (
+                str(entry["file"]),
+                str(entry["qualname"]),
+                int(entry["line"]),
+            )
+        except (ValueError, KeyError, TypeError):
+            continue  # a line cut short by a killed process
+    return out
+
+
+def count_compiles(dump_root: Path | str) -> CompileCounts:
+    """Compiled XLA modules per function, over every process's dump directory.
+
+    A module of ``__inference_<name>_<uid>`` belongs to the function that noted that
+    concrete function in the same process; a ``__forward_`` module (a call under a
+    GradientTape) to the one noted function of that name, if there is only one.
+    Modules of functions not noted (a user's own jit_compile functions of the same
+    name in unchanged files) are not counted.
+    """
+    counts = CompileCounts()
     root = Path(dump_root)
     if not root.is_dir():
         return counts
+    by_dir: dict[Path, list[re.Match[str]]] = {}
     for path in root.rglob(f"*{DUMP_SUFFIX}"):
         match = _MODULE_NAME.match(path.name)
         if match:
-            counts[match.group("name")] += 1
+            by_dir.setdefault(path.parent, []).append(match)
+    for directory, modules in by_dir.items():
+        noted = _noted_functions(directory)
+        if noted is None:
+            counts.unattributed.update(m.group("name") for m in modules)
+            continue
+        by_uid: dict[str, Site] = {}
+        by_name: dict[str, set[Site]] = {}
+        for concrete, site in noted.items():
+            parsed = _CONCRETE_NAME.match(concrete)
+            if parsed is None:
+                continue
+            by_uid[parsed.group("uid")] = site
+            by_name.setdefault(_sanitized(parsed.group("name")), set()).add(site)
+        for module in modules:
+            site = by_uid.get(module.group("uid")) if module.group("kind") == "inference" else None
+            if site is not None:
+                counts.exact[site] += 1
+                continue
+            owners = by_name.get(module.group("name"), set())
+            if module.group("kind") != "forward" or not owners:
+                continue  # an inference module noted by no watched function: not ours
+            if len(owners) == 1:
+                counts.exact[next(iter(owners))] += 1
+            else:
+                counts.ambiguous |= owners
     return counts
