@@ -15,6 +15,7 @@ would run twice: use the workload mode for such files.
 
 from __future__ import annotations
 
+import functools
 import json
 import linecache
 import os
@@ -42,6 +43,8 @@ from autosig.verify.runner import (
     VerifySettings,
     _changes,
 )
+from autosig.verify.timing import median_step, time_interleaved
+from autosig.verify.xla import count_compiles, dump_flags
 
 VARIANTS = ("original", "rewritten")
 
@@ -101,6 +104,12 @@ def replay_candidate(
         report.functions.append(verdict)
     report.functions.extend(skipped)
     report.notes.append("replay mode: recorded inputs replayed, no workload run")
+    if jobs:
+        report.notes.append(
+            "replay: median step is the steady state on the replayed inputs, original and "
+            "rewritten timed interleaved over repeated rounds after a warm-up pass; "
+            "tracing and XLA compiles are not in it (see traces and XLA compiles)"
+        )
     report.total_s = time.perf_counter() - start
     return report
 
@@ -131,6 +140,11 @@ def _run_replay(
         job_file.write_text(json.dumps(job), encoding="utf-8")
         env = {**os.environ, **(report.device.env if report.device else {})}
         env.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+        dump = Path(tmp) / "xla-dump"
+        if "xla" in modes:
+            names = sorted({j["qualname"].rsplit(".", 1)[-1] for j in jobs})
+            flags = dump_flags(dump, names)
+            env["XLA_FLAGS"] = f"{env.get('XLA_FLAGS', '')} {flags}".strip()
         log = Path(tmp) / "replay.log"
         with open(log, "wb") as handle:
             proc = subprocess.run(
@@ -148,6 +162,7 @@ def _run_replay(
                 f"replay process failed (exit {proc.returncode}): " + " | ".join(tail)
             )
         results = json.loads(out.read_text(encoding="utf-8"))
+        results["compiles"] = count_compiles(dump)
         from autosig.profile.samples import load_arrays
 
         for key in list(results.get("arrays", {})):
@@ -181,6 +196,13 @@ def _judge(
         return outcome
     outcome.calls = (len(old["calls"]), len(new["calls"]))
     outcome.traces = (old.get("traces", 0), new.get("traces"))
+    outcome.trace_time_s = (None, None)  # not measured by a replay
+    outcome.median_step_s = (
+        median_step([old.get("seconds", [])], warmup=0),
+        median_step([new.get("seconds", [])], warmup=0),
+    )
+    if mode == "xla":
+        outcome.xla_compiles = (_compiles(results, old), _compiles(results, new))
     if old.get("error") and new.get("error"):
         outcome.status = "not compared"
         outcome.detail = f"the original fails too: {old['error']}"
@@ -207,7 +229,18 @@ def _judge(
     outcome.comparison = comparison
     outcome.status = comparison.status
     outcome.detail = comparison.summary()
+    if entry.get(f"timing-{mode}"):
+        outcome.detail += f"; {entry[f'timing-{mode}']}"
     return outcome
+
+
+def _compiles(results: dict[str, Any], run: dict[str, Any]) -> int | str | None:
+    """XLA compiles of one replayed jit twin (None: the child could not note it)."""
+    counts = results.get("compiles")
+    site = run.get("compile_site")
+    if counts is None or not site:
+        return None
+    return counts.lookup(site[0], site[1])
 
 
 def _sample(call: dict[str, Any]) -> Sample:
@@ -247,6 +280,14 @@ def load_module_from_text(text: str, path: str, variant: str) -> types.ModuleTyp
 
 
 def _call(fn: Any, params: list[dict[str, str]], args: dict[str, Any]) -> Any:
+    positional, keywords = _arguments(params, args)
+    return fn(*positional, **keywords)
+
+
+def _arguments(
+    params: list[dict[str, str]], args: dict[str, Any]
+) -> tuple[list[Any], dict[str, Any]]:
+    """Recorded arguments by parameter -> how to pass them (by kind)."""
     positional: list[Any] = []
     keywords: dict[str, Any] = {}
     for param in params:
@@ -262,7 +303,59 @@ def _call(fn: Any, params: list[dict[str, str]], args: dict[str, Any]) -> Any:
             keywords.update(value)
         else:
             keywords[name] = value
-    return fn(*positional, **keywords)
+    return positional, keywords
+
+
+def _time_steps(
+    fn_job: dict[str, Any],
+    mode: str,
+    entry: dict[str, Any],
+    targets: dict[tuple[str, str], Any],
+    inputs: dict[str, Any],
+    rebuild: Any,
+) -> None:
+    """Time original vs rewritten on the inputs both ran without error (already warm).
+
+    Durations go to ``entry["<variant>-<mode>"]["seconds"]``; a call that raises
+    while being timed leaves ``entry["timing-<mode>"]`` saying why, and no durations.
+    """
+    runs = [entry.get(f"{v}-{mode}") for v in VARIANTS]
+    if any(run is None or (v, mode) not in targets for v, run in zip(VARIANTS, runs, strict=True)):
+        return
+    failed = {c["call"] for run in runs for c in run["calls"] if "error" in c}
+    samples = [s for s in fn_job["samples"] if s["call"] not in failed]
+    try:
+        calls = {}
+        for variant in VARIANTS:
+            calls[variant] = []
+            for sample in samples:
+                args = rebuild(sample["args"], inputs, tensors=True)
+                positional, keywords = _arguments(fn_job["params"], args)
+                calls[variant].append(
+                    functools.partial(targets[(variant, mode)], *positional, **keywords)
+                )
+        durations = time_interleaved(calls)
+    except Exception as exc:  # noqa: BLE001 - no timing, but the verdict stands
+        entry[f"timing-{mode}"] = f"not timed: {type(exc).__name__}: {exc}"
+        return
+    for variant, run in zip(VARIANTS, runs, strict=True):
+        run["seconds"] = durations[variant]
+
+
+def _note_twin(twin: Any) -> list[str] | None:
+    """Note a jit twin's concrete functions next to the XLA dump; its (file, qualname).
+
+    The two variants' twins share name and qualname, not their file: the rewritten
+    module's code says ``<autosig-rewritten:PATH>``, so their compiles stay apart.
+    """
+    from autosig.verify.xla import _target, note_concrete_functions
+
+    target = _target(twin.python_function)
+    if target is None:
+        return None
+    code = target.__code__
+    note_concrete_functions(twin, (code.co_filename, target.__qualname__, code.co_firstlineno))
+    return [code.co_filename, target.__qualname__]
 
 
 def _child(job_file: str, out_dir: str) -> None:
@@ -298,6 +391,7 @@ def _child(job_file: str, out_dir: str) -> None:
     for fn_job in job["functions"]:
         key = f"{fn_job['path']}::{fn_job['qualname']}"
         entry: dict[str, Any] = functions.setdefault(key, {})
+        targets: dict[tuple[str, str], Any] = {}
         for variant in VARIANTS:
             module = modules.get((fn_job["path"], variant))
             if module is None:
@@ -318,6 +412,7 @@ def _child(job_file: str, out_dir: str) -> None:
                         reduce_retracing=bool(getattr(fn, "_reduce_retracing", False)),
                         jit_compile=True,
                     )
+                targets[(variant, mode)] = target
                 store = stores[f"{variant}-{mode}"]
                 converter = LeafConverter(types_, store)
                 calls: list[dict[str, Any]] = []
@@ -341,6 +436,11 @@ def _child(job_file: str, out_dir: str) -> None:
                     "traces": target.experimental_get_tracing_count() - before,
                     "error": run_error if all("error" in c for c in calls) else None,
                 }
+        for mode in job["modes"]:
+            _time_steps(fn_job, mode, entry, targets, inputs, rebuild)
+        for variant in VARIANTS:
+            if (variant, "xla") in targets:
+                entry[f"{variant}-xla"]["compile_site"] = _note_twin(targets[(variant, "xla")])
     arrays = {}
     for name, store in stores.items():
         file = f"{name}.npz"

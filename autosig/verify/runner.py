@@ -82,7 +82,7 @@ class ModeOutcome:
     comparison: FunctionComparison | None = None
     calls: tuple[int, int | None] = (0, None)
     traces: tuple[int, int | None] = (0, None)
-    trace_time_s: tuple[float, float | None] = (0.0, None)
+    trace_time_s: tuple[float | None, float | None] = (0.0, None)
     median_step_s: tuple[float | None, float | None] = (None, None)
     xla_compiles: tuple[int | str | None, int | str | None] = (None, None)
     """Before -> after; None: not measured; "ambiguous": the dump cannot tell this

@@ -336,8 +336,8 @@ class CompileCounts:
         "ambiguous" when some of its modules cannot be told apart from another
         function's, or when the file holds two functions of that qualname.
         """
-        real = os.path.realpath(file)
-        sites = {s for s in (*self.exact, *self.ambiguous) if s[0] == real and s[1] == qualname}
+        files = {file, os.path.realpath(file)}
+        sites = {s for s in (*self.exact, *self.ambiguous) if s[0] in files and s[1] == qualname}
         if sites & self.ambiguous or len({s[2] for s in sites}) > 1:
             return AMBIGUOUS
         if self.unattributed[_sanitized(qualname.rsplit(".", 1)[-1])]:
