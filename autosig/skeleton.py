@@ -10,8 +10,10 @@ numbers are unchanged, so findings are identical. ``fix`` parses a marked skelet
 What is kept: every statement that is not a def/class (imports, assignments, loops), a
 def/class whose text may hold a site (``files.PREFILTER`` or a name imported as
 tensorflow's ``function``); in a kept class, the methods that hold a site, ``__init__``,
-and every method assigning a ``self`` attribute those use; and any def named as the
-target of a ``function(...)`` call form in the kept text. A file ``ast`` cannot parse is returned
+and every method assigning a ``self`` attribute those use; any def named as the
+target of a ``function(...)`` call form in the kept text, and the top-level defs that
+the functions wrapped there reach by name (AS106's hoist reads them); and every def
+with a ``global`` statement (it rebinds module names the hoist checks). A file ``ast`` cannot parse is returned
 whole (libcst then reports it, or parses syntax newer than this Python's).
 """
 
@@ -82,6 +84,63 @@ def _class_members_to_drop(
     return drop
 
 
+_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
+
+
+def split_lines(text: str) -> list[str]:
+    """``text``'s lines with their endings, numbered as Python numbers them.
+
+    ``str.splitlines`` also splits at form feeds, ``\\x85``, ``\\u2028`` and other
+    characters Python's tokenizer keeps inside a line; ``ast`` line numbers would then
+    point at the wrong lines.
+    """
+    return _LINE.findall(text)
+
+
+def _function_call_names(nodes: list[ast.stmt], local: set[str]) -> set[str]:
+    """Names read in the arguments of ``<alias>.function(...)`` calls (and ``(...)(f)``)."""
+
+    def is_function(func: ast.expr) -> bool:
+        if isinstance(func, ast.Call):
+            return is_function(func.func)
+        if isinstance(func, ast.Attribute):
+            return func.attr == "function"
+        return isinstance(func, ast.Name) and func.id in local
+
+    names: set[str] = set()
+    for node in nodes:
+        for call in ast.walk(node):
+            if isinstance(call, ast.Call) and is_function(call.func):
+                for arg in (*call.args, *(k.value for k in call.keywords)):
+                    names.update(n.id for n in ast.walk(arg) if isinstance(n, ast.Name))
+    return names
+
+
+def _reached(seeds: set[str], tree: ast.Module) -> set[str]:
+    """Top-level defs reached from ``seeds`` through the names their bodies read.
+
+    AS106's hoist follows a wrapped function into the defs of the file it calls (what
+    they read decides whether the move is safe), so those must not be cut.
+    """
+    defs = {n.name: n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    reached: set[str] = set()
+    pending = [name for name in seeds if name in defs]
+    while pending:
+        name = pending.pop()
+        if name in reached:
+            continue
+        reached.add(name)
+        for node in ast.walk(defs[name]):
+            if isinstance(node, ast.Name) and node.id in defs:
+                pending.append(node.id)
+    return reached
+
+
+def _declares_global(node: ast.stmt) -> bool:
+    """A def that rebinds module names: scope analysis must see those bindings."""
+    return any(isinstance(n, ast.Global) for n in ast.walk(node))
+
+
 def _cut_lines(text: str) -> tuple[list[str], list[bool], dict[int, str]] | None:
     """(lines with endings, cut flag per line number from 1, stub per cut def's first
     line), or None if nothing is cut."""
@@ -89,17 +148,19 @@ def _cut_lines(text: str) -> tuple[list[str], list[bool], dict[int, str]] | None
         tree = ast.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
-    lines = text.splitlines(keepends=True)
+    lines = split_lines(text)
     names = _imported_function_names(tree)
     local = (
         re.compile(r"\b(?:" + "|".join(map(re.escape, sorted(names))) + r")\b") if names else None
     )
     drop: list[ast.stmt] = []
     kept_text: list[str] = []
+    kept_nodes: list[ast.stmt] = []
     for node in tree.body:
         span = _span(node)
         if not isinstance(node, _DEFS):
             kept_text.append("".join(lines[span[0] - 1 : span[1]]))
+            kept_nodes.append(node)
             continue
         if not _mentions(lines, span, local):
             drop.append(node)
@@ -107,12 +168,14 @@ def _cut_lines(text: str) -> tuple[list[str], list[bool], dict[int, str]] | None
         if isinstance(node, ast.ClassDef):
             drop.extend(_class_members_to_drop(node, lines, local))
         kept_text.append("".join(lines[span[0] - 1 : span[1]]))
+        kept_nodes.append(node)
     kept = "".join(kept_text)
     wanted = set(_CALL_FORM_TARGET.findall(kept)) | set(_CALL_FORM_OPTIONS_FIRST.findall(kept))
+    wanted |= _reached(wanted | _function_call_names(kept_nodes, names), tree)
     cut = [False] * (len(lines) + 1)
     heads: dict[int, str] = {}
     for node in drop:
-        if node.name in wanted:  # type: ignore[attr-defined]
+        if node.name in wanted or _declares_global(node):  # type: ignore[attr-defined]
             continue
         start, end = _span(node)
         for number in range(start, end + 1):
@@ -169,7 +232,7 @@ class MarkedSkeleton:
         pattern = re.compile(rf"(?:^|  )# {self.marker} (\d+)\s*$")
         out: list[str] = []
         expected = iter(sorted(self.cut))
-        for line in fixed.splitlines(keepends=True):
+        for line in split_lines(fixed):
             found = pattern.search(line)
             if found is None:
                 if self.marker in line:

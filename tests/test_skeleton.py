@@ -126,7 +126,7 @@ def test_fix_falls_back_to_the_whole_file_when_markers_cannot_be_put_back(monkey
 
 
 HOIST_AFTER_CUT_DEF = (
-    "import tensorflow as tf\n\n\ndef step(x):\n    return helper(x)\n\n\n"
+    "import tensorflow as tf\n\n\ndef step(x):\n    return x\n\n\n"
     "def helper(x):\r\n    return x + 1\r\n"
     "for x in range(3):\n    fast = tf.function(step)\n    fast(x)\n"
 )
@@ -141,3 +141,40 @@ def test_a_hoist_next_to_a_cut_def_lands_where_the_whole_file_puts_it(monkeypatc
     assert "    return x + 1\r\nfast = tf.function(step, reduce_retracing=True)\nfor x" in (
         fast.new_text
     )
+
+
+# Python numbers lines at \n, \r\n and \r only; str.splitlines also splits at these.
+ODD_LINE_BREAKS = ["\x0c", "\x0b", "\x1c", "\x85", "\u2028"]
+
+
+def test_characters_python_keeps_inside_a_line_do_not_shift_the_cut(monkeypatch) -> None:
+    from autosig.rules.context import RuleContext
+    from autosig.rules.registry import select_rules
+    from autosig.rules.run import check_context, violation_to_finding
+
+    for odd in ODD_LINE_BREAKS:
+        text = (
+            f"import tensorflow as tf\n# a{odd}b\nS = 'x{odd}y'\n@tf.function\ndef f(x):\n"
+            "    y = x\n    print(x)\ndef g(x):\n    return x\n"
+        )
+        ctx = RuleContext.from_text(text, "m.py")
+        full = [violation_to_finding(ctx, r, v) for r, v in check_context(ctx, select_rules())]
+        assert check_text(text, "m.py") == full, repr(odd)
+        fast = _fix(text, whole=False)
+        assert "tf.print(x)" in fast.new_text, repr(odd)
+        assert fast.new_text == _fix(text, whole=True, monkeypatch=monkeypatch).new_text
+
+
+def test_defs_a_hoist_reads_are_kept(monkeypatch) -> None:
+    text = (
+        "import tensorflow as tf\nimport random\n\ndef noise():\n    return random.random()\n\n"
+        "def step(x):\n    return x + noise()\n\ndef swap():\n    global step\n    step = None\n\n"
+        "def unrelated():\n    return 1\n\n"
+        "for x in range(3):\n    f = tf.function(lambda y: step(y))\n    f(x)\n"
+    )
+    cut = marked_skeleton(text)
+    assert cut is not None
+    assert "return random.random()" in cut.text and "step = None" in cut.text
+    assert "return 1" not in cut.text
+    fast = _fix(text, whole=False, unsafe=True)
+    assert fast.new_text == _fix(text, whole=True, monkeypatch=monkeypatch).new_text

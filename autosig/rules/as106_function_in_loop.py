@@ -11,7 +11,7 @@ from autosig.discover import FunctionSite
 from autosig.metadata import iter_tree
 from autosig.rules.base import Invalid, Rule, Violation
 from autosig.rules.context import RuleContext
-from autosig.rules.hoist import plan_hoist
+from autosig.rules.hoist import plan_hoists
 
 LOOP_MESSAGE = (
     "tf.function `{name}` is created inside a loop: every iteration makes a new function "
@@ -71,12 +71,16 @@ class FunctionCreatedPerCall(Rule):
 
     ## Fix safety
     A creation `name = tf.function(...)` that is a whole statement of a loop body is
-    moved before the loop (out of every enclosing loop it can leave) when nothing it
-    reads is assigned in the loop and it calls nothing but `tf.TensorSpec`. The fix is
-    safe when the wrapped function is a `def` or lambda whose free names are each bound
-    once; otherwise (`tf.function(model)`, `tf.function(self.step)`) it is unsafe, as
-    the object may change between iterations and the old code traced it anew each
-    time. Other creations (called at once, per call of the outer function, in a
+    moved before the loop (out of every enclosing loop it can leave) when it calls
+    nothing but `tf.TensorSpec` and the loop binds, deletes or stores into nothing it
+    or the wrapped function reads, no other function rebinds those names, and `name`
+    has no value before the loop (a loop that runs zero times would keep it). The fix
+    is safe when the wrapped function is a `def` or lambda of this file whose trace
+    reads only names bound once, and neither it nor a def it calls mutates outside
+    state, prints or draws Python random numbers, times or other changing values;
+    otherwise (`tf.function(model)`, `tf.function(self.step)`, a trace calling
+    `random.random()`) it is unsafe, as the old code traced anew on each iteration and
+    saw each change. Other creations (called at once, per call of the outer function, in a
     comprehension) have no automatic fix: where to keep the function object is a
     design decision.
     """
@@ -196,14 +200,16 @@ _FOUND: WeakKeyDictionary[RuleContext, list[tuple[FunctionSite, Violation]]] = W
 
 def _site_violations(ctx: RuleContext) -> Iterator[tuple[FunctionSite, Violation]]:
     traced = {id(s.function) for s in ctx.sites if s.function is not None}
-    for site in ctx.sites:
-        creation = _creation(ctx, site)
+    created = [(site, _creation(ctx, site)) for site in ctx.sites]
+    in_loops = [c for _, c in created if isinstance(c, cst.Call) and _context(ctx, c)[1]]
+    hoists = plan_hoists(ctx, in_loops)  # together: creations sharing a loop move at once
+    for site, creation in created:
         if creation is None:
             continue
         name = site.site.qualname
         outer, in_loop = _context(ctx, creation)
         if in_loop:
-            hoist = plan_hoist(ctx, creation) if isinstance(creation, cst.Call) else None
+            hoist = hoists.get(id(creation))
             yield (
                 site,
                 Violation(

@@ -2,32 +2,48 @@
 
 Traces are cached per tf.function object, so a creation inside a loop traces again on
 every iteration. Creating it once before the loop gives the same function object for
-every iteration. That is only the same program when nothing the creation reads changes
-inside the loop, so the move is made only when:
+every iteration. That is only the same program when nothing the creation or its trace
+reads changes inside the loop, so the move is made only when:
 
 - the creation is a whole statement ``name = tf.function(...)`` directly in the loop's
-  body (run on every iteration, not under an ``if``), and not the body's only statement;
+  body (run on every iteration, not under an ``if``), and the body keeps a statement
+  that is not such a creation;
 - what it reads is names, attributes, literals, lambdas and ``tf.TensorSpec(...)``
   (no other call: ``tf.function(make_model())`` makes a new object each time);
-- no name it reads, and no other binding of ``name``, is assigned anywhere in the loop
-  (libcst's scope analysis; ``global``/``nonlocal`` in the loop stops it), and the loop
-  header does not read ``name``.
+- no name it reads, no free name of the wrapped def or lambda (or of the defs of this
+  file it calls), and no other binding of ``name`` is bound or deleted anywhere in the
+  loop (libcst's scope analysis, plus ``del`` and ``match`` captures, which it does not
+  record), nor rebound by another function (``global``/``nonlocal`` there; in the loop
+  it stops the move); the loop stores no attribute or item those reads reach
+  (``self.fn = ...`` for ``tf.function(self.fn)``); the loop header does not read
+  ``name``; and ``name`` is not bound before the loop (a loop that runs zero times
+  would then leave the old value, not the new function).
 
-It moves out of as many enclosing loops (of the same function) as that holds for. The
-fix is *safe* when the wrapped function is a ``def`` or lambda whose free names are
-each bound exactly once (what it reads at trace time cannot change between iterations);
-otherwise (``tf.function(model)``, ``tf.function(self.step)``) it is *unsafe*: the
-object may change state between iterations, and the old code traced it anew each time.
+It moves out of as many enclosing loops (of the same function) as that holds for.
+Creations that leave the same loop nest move in one edit, so any number of them settle
+in one pass.
+
+The fix is *safe* when the wrapped function is a ``def`` or lambda of this file whose
+trace reads only what cannot change between iterations: each free name bound exactly
+once and never from another function; no ``global``/``nonlocal``, no stores into
+outside objects, no mutating method calls on them, no ``print``/``input``/``open`` and
+no Python sources of changing values (``random``, ``numpy.random``, ``time``, ``os``,
+...), in it or in the defs of this file it calls; and the loop calls no method of what
+it reads. Calls of outside objects (a Keras model, an imported helper) are assumed to
+compute the same for the same inputs. Otherwise (``tf.function(model)``,
+``tf.function(self.step)``, a trace that draws a Python random number) it is *unsafe*:
+the old code traced anew on each iteration and saw each change.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 import libcst as cst
-from libcst.metadata import Assignment, ScopeProvider
+import libcst.matchers as m
+from libcst.metadata import Assignment, ImportAssignment, ScopeProvider
 
-from autosig.metadata import iter_tree
 from autosig.model import FixSafety
 from autosig.rules.context import LOOPS, RuleContext
 
@@ -37,6 +53,16 @@ PURE_CALLS = frozenset(
     for name in ("TensorSpec", "RaggedTensorSpec", "SparseTensorSpec")
 )
 """Calls a creation may make and still be hoisted: they build equal values each time."""
+
+IMPURE_CALLS = frozenset({"builtins.print", "builtins.input", "builtins.open"})
+IMPURE_MODULES = ("random", "numpy.random", "time", "datetime", "os", "uuid", "secrets", "sys")
+"""What a trace may not call for the hoist to be safe: I/O, and values that change."""
+
+MUTATORS = frozenset(
+    {"append", "extend", "insert", "pop", "remove", "clear", "update", "setdefault", "add"}
+    | {"discard", "popitem", "sort", "reverse", "write", "__setitem__", "__setattr__"}
+)
+"""Methods that change a Python container (or file) in place."""
 
 _READ_ONLY = (
     cst.Name,
@@ -71,37 +97,96 @@ _READ_ONLY = (
 
 @dataclass(frozen=True)
 class Hoist:
-    """The edit that moves a creation before ``loop`` (the outermost loop it leaves)."""
+    """The edit that carries a creation out of its loops.
+
+    ``loop`` is the outermost loop the edit replaces; ``replacement`` moves this
+    creation and every other one of the same fix safety (or safer) that leaves a loop
+    within ``loop``. Hoists that share ``loop`` share the ``replacement`` object, so
+    they are applied together.
+    """
 
     loop: cst.For | cst.While
     replacement: cst.FlattenSentinel[cst.BaseStatement]
     safety: FixSafety
 
 
-def plan_hoist(ctx: RuleContext, creation: cst.Call) -> Hoist | None:
-    """How to move ``creation`` (a ``tf.function(...)`` call) out of its loops, if it can be."""
-    found = _creation_statement(ctx, creation)
-    if found is None:
-        return None
-    statement, target = found
-    reads = _names_read(ctx, creation)
-    if reads is None:
-        return None
-    outermost: cst.For | cst.While | None = None
-    loop = ctx.enclosing_loop(statement)
-    while loop is not None and _can_leave(ctx, loop, reads, target, statement):
-        outermost = loop
-        loop = ctx.enclosing_loop(loop)
-    if outermost is None:
-        return None
-    moved = statement.with_changes(
-        leading_lines=(*outermost.leading_lines, *statement.leading_lines)
-    )
-    rest = outermost.deep_remove(statement)
-    if not isinstance(rest, (cst.For, cst.While)):
-        return None
-    rest = rest.with_changes(leading_lines=())
-    return Hoist(outermost, cst.FlattenSentinel([moved, rest]), _safety(ctx, creation))
+@dataclass(frozen=True)
+class _Move:
+    creation: cst.Call
+    statement: cst.SimpleStatementLine
+    loop: cst.For | cst.While
+    """The outermost loop the statement leaves: it goes right before it."""
+    safety: FixSafety
+
+
+def plan_hoists(ctx: RuleContext, creations: Sequence[cst.Call]) -> dict[int, Hoist]:
+    """How to move each creation (a ``tf.function(...)`` call) out of its loops, by id.
+
+    Creations that cannot move are absent.
+    """
+    found = {id(c): _creation_statement(ctx, c) for c in creations}
+    lines = {id(f[0]) for f in found.values() if f is not None}
+    moves = []
+    for creation in creations:
+        statement = found[id(creation)]
+        if statement is not None:
+            move = _plan_move(ctx, creation, *statement, lines)
+            if move is not None:
+                moves.append(move)
+    replacements: dict[tuple[int, bool], cst.FlattenSentinel[cst.BaseStatement]] = {}
+    hoists: dict[int, Hoist] = {}
+    for move in moves:
+        safe_only = move.safety == "safe"
+        group = [g for g in moves if g.safety == "safe" or not safe_only]
+        top = next(t for t in _outermost(ctx, group) if _inside(ctx, move.loop, t))
+        key = (id(top), safe_only)
+        if key not in replacements:
+            members = [g for g in group if _inside(ctx, g.loop, top)]
+            replacements[key] = _moved(ctx, top, members)
+        hoists[id(move.creation)] = Hoist(top, replacements[key], move.safety)
+    return hoists
+
+
+def _outermost(ctx: RuleContext, moves: list[_Move]) -> list[cst.For | cst.While]:
+    """The moves' loops that lie in no other move's loop."""
+    loops = [g.loop for g in moves]
+    return [a for a in loops if not any(b is not a and _inside(ctx, a, b) for b in loops)]
+
+
+def _moved(
+    ctx: RuleContext, top: cst.For | cst.While, moves: list[_Move]
+) -> cst.FlattenSentinel[cst.BaseStatement]:
+    """``top`` with each move's statement taken out and put right before its loop."""
+    order = sorted(moves, key=lambda g: ctx.position(g.statement))
+    before: dict[int, list[cst.SimpleStatementLine]] = {}
+    for move in order:
+        before.setdefault(id(move.loop), []).append(move.statement)
+    result = top.visit(_Mover({id(g.statement) for g in moves}, before))
+    assert isinstance(result, cst.FlattenSentinel)
+    return result
+
+
+class _Mover(cst.CSTTransformer):
+    def __init__(self, remove: set[int], before: dict[int, list[cst.SimpleStatementLine]]):
+        super().__init__()
+        self.remove = remove
+        self.before = before
+
+    def on_leave(self, original_node, updated_node):  # type: ignore[no-untyped-def]
+        if id(original_node) in self.remove:
+            return cst.RemovalSentinel.REMOVE
+        moved = self.before.get(id(original_node))
+        if not moved:
+            return updated_node
+        # the loop's own comments now introduce what runs first before it
+        first = moved[0].with_changes(
+            leading_lines=(*updated_node.leading_lines, *moved[0].leading_lines)
+        )
+        rest = updated_node.with_changes(leading_lines=())
+        return cst.FlattenSentinel([first, *moved[1:], rest])
+
+
+# -- where a creation may go ----------------------------------------------------------
 
 
 def _creation_statement(
@@ -120,9 +205,38 @@ def _creation_statement(
     loop = ctx.parent(block) if block is not None else None
     if not isinstance(block, cst.IndentedBlock) or not isinstance(loop, LOOPS):
         return None
-    if loop.body is not block or len(block.body) < 2:
+    if loop.body is not block:
         return None
     return line, assign.targets[0].target
+
+
+def _plan_move(
+    ctx: RuleContext,
+    creation: cst.Call,
+    statement: cst.SimpleStatementLine,
+    target: cst.Name,
+    creation_lines: set[int],
+) -> _Move | None:
+    block = ctx.parent(statement)
+    assert isinstance(block, cst.IndentedBlock)
+    if all(id(s) in creation_lines for s in block.body):
+        return None  # the loop body would be left empty
+    reads = _names_read(ctx, creation)
+    if reads is None:
+        return None
+    wrapped = _function(ctx, _wrapped(creation))
+    traced = _traced_functions(ctx, wrapped) if wrapped is not None else []
+    free = [n for f in traced for n in _free_loads(ctx, f)]
+    paths = [p for n in (creation, *traced) for p in _read_paths(n)]
+    outermost: cst.For | cst.While | None = None
+    loop = ctx.enclosing_loop(statement)
+    while loop is not None and _can_leave(ctx, loop, [*reads, *free], paths, target, statement):
+        outermost = loop
+        loop = ctx.enclosing_loop(loop)
+    if outermost is None:
+        return None
+    safe = wrapped is not None and _trace_is_fixed(ctx, traced, free, outermost)
+    return _Move(creation, statement, outermost, "safe" if safe else "unsafe")
 
 
 def _names_read(ctx: RuleContext, creation: cst.Call) -> list[cst.Name] | None:
@@ -132,8 +246,8 @@ def _names_read(ctx: RuleContext, creation: cst.Call) -> list[cst.Name] | None:
     while stack:
         node = stack.pop()
         if isinstance(node, cst.Lambda):
-            # its body runs later, when called: only what it reads matters
-            names.extend(_loads(ctx, node.body))
+            # its body runs later, when called: what it reads from outside matters
+            names.extend(_free_loads(ctx, node))
             stack.extend(p.default for p in node.params.params if p.default is not None)
             continue
         if isinstance(node, cst.Call):
@@ -162,7 +276,18 @@ def _is_load(ctx: RuleContext, name: cst.Name) -> bool:
 
 
 def _loads(ctx: RuleContext, node: cst.CSTNode) -> list[cst.Name]:
-    return [n for n in iter_tree(node) if isinstance(n, cst.Name) and _is_load(ctx, n)]
+    found = m.findall(node, m.Name())
+    return [n for n in found if isinstance(n, cst.Name) and _is_load(ctx, n)]
+
+
+def _free_loads(ctx: RuleContext, function: cst.FunctionDef | cst.Lambda) -> list[cst.Name]:
+    """Names ``function``'s body reads that are bound outside it (or not at all: builtins)."""
+    free = []
+    for name in _loads(ctx, function.body):
+        assignments = _assignments(ctx, name)
+        if not assignments or not all(_inside(ctx, a.node, function) for a in assignments):
+            free.append(name)
+    return free
 
 
 def _inside(ctx: RuleContext, node: cst.CSTNode, container: cst.CSTNode) -> bool:
@@ -176,41 +301,129 @@ def _assignments(ctx: RuleContext, name: cst.Name) -> list[Assignment] | None:
     return [a for a in scope[name.value] if isinstance(a, Assignment)]
 
 
+def _from_elsewhere(ctx: RuleContext, assignment: Assignment) -> bool:
+    """Made by another function through ``global``/``nonlocal`` (it may run any time)."""
+    return ctx.get_metadata(ScopeProvider, assignment.node) is not assignment.scope
+
+
 def _can_leave(
     ctx: RuleContext,
     loop: cst.For | cst.While,
     reads: list[cst.Name],
+    paths: list[str],
     target: cst.Name,
     statement: cst.SimpleStatementLine,
 ) -> bool:
-    """Whether the creation computes the same thing before ``loop`` as in it."""
-    if any(isinstance(n, (cst.Global, cst.Nonlocal)) for n in iter_tree(loop)):
+    """Whether the creation computes (and traces) the same thing before ``loop`` as in it."""
+    if m.findall(loop, m.Global() | m.Nonlocal()):
         return False
-    header = loop.iter if isinstance(loop, cst.For) else loop.test
-    if any(isinstance(n, cst.Name) and n.value == target.value for n in iter_tree(header)):
+    header = (loop.target, loop.iter) if isinstance(loop, cst.For) else (loop.test,)
+    if any(m.findall(part, m.Name(target.value)) for part in header):
         return False
-    for name in reads:
+    unrecorded = _unrecorded_bindings(loop)
+    home = ctx.enclosing_function(loop)
+    for name in (*reads, target):
         assignments = _assignments(ctx, name)
-        if assignments is None or any(_inside(ctx, a.node, loop) for a in assignments):
+        if assignments is None or name.value in unrecorded:
             return False
-    own = _assignments(ctx, target)
-    if own is None:
+        if any(
+            _from_elsewhere(ctx, a) and ctx.enclosing_function(a.node) is not home
+            for a in assignments
+        ):
+            return False  # a function the loop calls may rebind it
+        if name is not target and any(_inside(ctx, a.node, loop) for a in assignments):
+            return False
+    if any(_overlap(store, path) for store in _stores(loop) for path in paths):
         return False
-    return all(_inside(ctx, a.node, statement) for a in own if _inside(ctx, a.node, loop))
+    own = _assignments(ctx, target) or []
+    enclosing = list(_enclosing_loops(ctx, loop))
+    start = ctx.position(loop)
+    for assignment in own:
+        if _inside(ctx, assignment.node, statement):
+            continue
+        if _inside(ctx, assignment.node, loop) or any(
+            _inside(ctx, assignment.node, outer) for outer in enclosing
+        ):
+            return False
+        if ctx.position(assignment.node) < start:
+            return False  # zero iterations would have kept this older value
+    return True
 
 
-def _safety(ctx: RuleContext, creation: cst.Call) -> FixSafety:
-    """Safe when the wrapped function reads nothing that can be rebound (see the module doc)."""
-    wrapped = _wrapped(creation)
-    if isinstance(wrapped, cst.Lambda):
-        return "safe" if _free_names_fixed(ctx, wrapped) else "unsafe"
-    if isinstance(wrapped, cst.Name):
-        assignments = _assignments(ctx, wrapped)
-        if assignments is not None and len(assignments) == 1:
-            definition = assignments[0].node  # a def's assignment is the FunctionDef
-            if isinstance(definition, cst.FunctionDef):
-                return "safe" if _free_names_fixed(ctx, definition) else "unsafe"
-    return "unsafe"
+def _enclosing_loops(ctx: RuleContext, node: cst.CSTNode) -> Iterator[cst.For | cst.While]:
+    loop = ctx.enclosing_loop(node)
+    while loop is not None:
+        yield loop
+        loop = ctx.enclosing_loop(loop)
+
+
+def _unrecorded_bindings(loop: cst.CSTNode) -> set[str]:
+    """Names ``del``eted or captured by ``match`` in ``loop`` (libcst's scopes miss both)."""
+    names: set[str] = set()
+    for node in m.findall(loop, m.Del()):
+        names.update(n.value for n in m.findall(node, m.Name()))  # type: ignore[attr-defined]
+    for node in m.findall(loop, m.MatchAs() | m.MatchStar()):
+        if node.name is not None:  # type: ignore[attr-defined]
+            names.add(node.name.value)  # type: ignore[attr-defined]
+    for node in m.findall(loop, m.MatchMapping()):
+        if node.rest is not None:  # type: ignore[attr-defined]
+            names.add(node.rest.value)  # type: ignore[attr-defined]
+    return names
+
+
+# -- attribute paths ---------------------------------------------------------------------
+
+
+def _path(node: cst.BaseExpression) -> str | None:
+    """``a.b.c`` for a name or attribute chain; an item store ``a.b[i]`` counts as ``a.b``."""
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        base = _path(node.value)
+        return f"{base}.{node.attr.value}" if base is not None else None
+    if isinstance(node, cst.Subscript):
+        return _path(node.value)
+    return None
+
+
+def _read_paths(node: cst.CSTNode) -> Iterator[str]:
+    """Every outermost attribute chain (and name) read in ``node``."""
+    inner = {id(a.value) for a in m.findall(node, m.Attribute())}  # type: ignore[attr-defined]
+    for found in m.findall(node, m.Attribute() | m.Name()):
+        if id(found) not in inner:
+            path = _path(found)  # type: ignore[arg-type]
+            if path is not None:
+                yield path
+
+
+def _store_targets(node: cst.CSTNode) -> Iterator[cst.BaseExpression]:
+    for assign in m.findall(node, m.Assign()):
+        yield from (t.target for t in assign.targets)  # type: ignore[attr-defined]
+    for found in m.findall(node, m.AugAssign() | m.AnnAssign()):
+        yield found.target  # type: ignore[attr-defined]
+    for found in m.findall(node, m.For()):
+        yield found.target  # type: ignore[attr-defined]
+    for found in m.findall(node, m.AsName()):
+        yield found.name  # type: ignore[attr-defined]
+    for found in m.findall(node, m.Del()):
+        yield found.target  # type: ignore[attr-defined]
+
+
+def _stores(node: cst.CSTNode) -> Iterator[str]:
+    """Paths of the attributes and items ``node`` stores into or deletes."""
+    for target in _store_targets(node):
+        for part in m.findall(target, m.Attribute() | m.Subscript()):
+            path = _path(part)  # type: ignore[arg-type]
+            if path is not None:
+                yield path
+
+
+def _overlap(store: str, read: str) -> bool:
+    """A store to ``store`` changes what reading ``read`` gives."""
+    return store == read or read.startswith(store + ".") or store.startswith(read + ".")
+
+
+# -- what the wrapped function reads when traced ---------------------------------------
 
 
 def _wrapped(creation: cst.Call) -> cst.BaseExpression | None:
@@ -223,13 +436,82 @@ def _wrapped(creation: cst.Call) -> cst.BaseExpression | None:
     return None
 
 
-def _free_names_fixed(ctx: RuleContext, function: cst.FunctionDef | cst.Lambda) -> bool:
-    """Each name ``function`` reads from outside itself is bound exactly once."""
-    for name in _loads(ctx, function.body):
-        assignments = _assignments(ctx, name)
-        if assignments is None:
-            continue
-        outside = [a for a in assignments if not _inside(ctx, a.node, function)]
-        if outside and len(assignments) != 1:
+def _function(
+    ctx: RuleContext, node: cst.BaseExpression | None
+) -> cst.FunctionDef | cst.Lambda | None:
+    """The lambda, or the def bound once to the name, that ``node`` is."""
+    if isinstance(node, cst.Lambda):
+        return node
+    if isinstance(node, cst.Name):
+        assignments = _assignments(ctx, node)
+        if assignments is not None and len(assignments) == 1:
+            definition = assignments[0].node  # a def's assignment is the FunctionDef
+            if isinstance(definition, cst.FunctionDef) and not _from_elsewhere(ctx, assignments[0]):
+                return definition
+    return None
+
+
+def _traced_functions(
+    ctx: RuleContext, function: cst.FunctionDef | cst.Lambda
+) -> list[cst.FunctionDef | cst.Lambda]:
+    """``function`` and every def of this file it reaches through free names."""
+    found: list[cst.FunctionDef | cst.Lambda] = [function]
+    seen = {id(function)}
+    for current in found:
+        for name in _free_loads(ctx, current):
+            callee = _function(ctx, name)
+            if callee is not None and id(callee) not in seen:
+                seen.add(id(callee))
+                found.append(callee)
+    return found
+
+
+def _trace_is_fixed(
+    ctx: RuleContext,
+    traced: list[cst.FunctionDef | cst.Lambda],
+    free: list[cst.Name],
+    loop: cst.For | cst.While,
+) -> bool:
+    """Whether tracing gives the same graph before ``loop`` as on each of its iterations."""
+    for name in free:
+        assignments = _assignments(ctx, name) or []
+        if len(assignments) > 1 or any(_from_elsewhere(ctx, a) for a in assignments):
             return False
-    return True
+    roots = {n.value for n in free}
+    for function in traced:
+        if m.findall(function, m.Global() | m.Nonlocal()):
+            return False
+        if any(_root(store) in roots for store in _stores(function)):
+            return False
+        for call in m.findall(function, m.Call()):
+            if _impure(ctx, call, roots):  # type: ignore[arg-type]
+                return False
+    objects = {n.value for n in free if not _imported(ctx, n)}
+    for call in m.findall(loop, m.Call()):
+        func = call.func  # type: ignore[attr-defined]
+        if isinstance(func, cst.Attribute) and _root(_path(func) or "") in objects:
+            return False  # the loop may change what the trace reads: model.reset_states()
+    return not any(_root(store) in objects for store in _stores(loop))
+
+
+def _impure(ctx: RuleContext, call: cst.Call, roots: set[str]) -> bool:
+    names = ctx.qualified_names(call.func)
+    if names & IMPURE_CALLS:
+        return True
+    if any(n == mod or n.startswith(mod + ".") for n in names for mod in IMPURE_MODULES):
+        return True
+    func = call.func
+    return (
+        isinstance(func, cst.Attribute)
+        and func.attr.value in MUTATORS
+        and _root(_path(func.value) or "") in roots
+    )
+
+
+def _imported(ctx: RuleContext, name: cst.Name) -> bool:
+    assignments = _assignments(ctx, name) or []
+    return bool(assignments) and all(isinstance(a, ImportAssignment) for a in assignments)
+
+
+def _root(path: str) -> str:
+    return path.split(".", 1)[0]
