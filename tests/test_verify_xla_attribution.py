@@ -219,3 +219,57 @@ def test_real_dump_counts_same_named_functions_apart(tmp_path: Path) -> None:
     # ... while their plain calls were attributed exactly: 3 shapes in a.py, 1 in b.py
     assert counts.exact[(a, "step", 4)] == 3
     assert counts.exact[(b, "step", 4)] == 1
+
+
+def _fake_tf_module(traced_names: list[str]):
+    """A stand-in for TF's polymorphic_function module: Function traces a new name per call."""
+    import types
+
+    class Concrete:
+        def __init__(self, name: str) -> None:
+            self.name = name.encode()
+
+    class Function:
+        def __init__(self, python_function, name, *args, **kwargs) -> None:
+            self._python_function = python_function
+            self._function_cache: dict[int, Concrete] = {}
+            self.jit_compile = kwargs.get("jit_compile")
+
+        def __call__(self, *args, **kwds):
+            name = traced_names[len(self._function_cache)]
+            self._function_cache[len(self._function_cache)] = Concrete(name)
+            return self._python_function(*args, **kwds)
+
+        def experimental_get_tracing_count(self) -> int:
+            return len(self._function_cache)
+
+    return types.SimpleNamespace(Function=Function)
+
+
+def test_only_jit_forced_functions_are_noted(tmp_path: Path, monkeypatch) -> None:
+    from autosig.verify.xla import patch_function_class
+
+    source = tmp_path / "m.py"
+    source.write_text("def step(x):\n    return x\n\n\ndef other(x):\n    return x\n")
+    namespace: dict = {}
+    exec(compile(source.read_text(), str(source), "exec"), namespace)
+    dump = tmp_path / "dump"
+    monkeypatch.setenv("XLA_FLAGS", f"--xla_dump_to={dump}")
+
+    forced = _fake_tf_module(["__inference_step_901", "__inference_step_902"])
+    patch_function_class(forced, [str(source)], [str(source)])
+    fn = forced.Function(namespace["step"], "step")
+    assert fn.jit_compile is True
+    fn(1)
+    fn(2)
+    noted = (dump / FUNCTIONS_FILE).read_text().splitlines()
+    assert [json.loads(line)["name"] for line in noted] == [
+        "__inference_step_901",
+        "__inference_step_902",
+    ]
+    assert json.loads(noted[0])["qualname"] == "step"
+
+    graph_only = _fake_tf_module(["__inference_other_903"])
+    patch_function_class(graph_only, None, [str(source)])  # a graph run: timed, not noted
+    graph_only.Function(namespace["other"], "other")(3)
+    assert len((dump / FUNCTIONS_FILE).read_text().splitlines()) == 2

@@ -205,12 +205,17 @@ def patch_function_class(
         key = site_of(fn_self) if tracked else None
         if key is None:
             return original_call(fn_self, *args, **kwds)
+        compiled = key[0] in jit  # XLA runs only: note what XLA will name its modules
         start = time.perf_counter()
         try:
             result = original_call(fn_self, *args, **kwds)
-        finally:
-            note_concrete_functions(fn_self, key)
+        except BaseException:
+            if compiled:
+                note_concrete_functions(fn_self, key)
+            raise
         elapsed = time.perf_counter() - start
+        if compiled:
+            note_concrete_functions(fn_self, key)
         if key[0] in watch:
             times = TIMINGS.setdefault(key, [])
             if len(times) < MAX_TIMINGS:
@@ -225,8 +230,8 @@ def patch_function_class(
             try:
                 return original_concrete(fn_self, *args, **kwargs)
             finally:
-                key = site_of(fn_self) if tracked else None
-                if key is not None:
+                key = site_of(fn_self) if jit else None
+                if key is not None and key[0] in jit:
                     note_concrete_functions(fn_self, key)
 
         cls.get_concrete_function = get_concrete_function
