@@ -25,7 +25,7 @@ Examples:
 
 \b
 Exit codes: 0 applied (or, with --dry-run, would apply); 2 nothing was changed: the
-patch is malformed, a file is missing, or a hunk no longer matches.
+patch is malformed, a file is missing or read-only, or a hunk no longer matches.
 """,
 )
 @click.argument("patch", type=click.Path(dir_okay=False, allow_dash=True, path_type=Path))
@@ -51,8 +51,9 @@ def command(patch: Path, root: Path, dry_run: bool, recount: bool, quiet: bool) 
     Every hunk of every file is checked against the current files first; if any no
     longer matches (the code changed since the patch was made), nothing is written and
     the file and hunk are named. A hunk whose lines moved (code added above it) still
-    applies if it matches exactly. Files keep their encoding, BOM, line endings and
-    permissions; each is replaced atomically.
+    applies if it matches exactly. Files keep their encoding, BOM, line endings,
+    permissions and owner; every new file is written beside its original first and
+    only then are they all renamed into place. A read-only file is never changed.
     """
     try:
         text = sys.stdin.buffer.read().decode("utf-8") if str(patch) == "-" else read_patch(patch)

@@ -36,7 +36,8 @@ Examples:
 \b
 Exit codes: 0 no findings, 1 findings, 2 an error (bad path, bad config, a file
 that does not parse or is not valid text). Errors win over findings; every other
-file is still checked.
+file is still checked. A file skipped as over --max-file-size is a warning on
+stderr and does not change the exit code.
 """,
 )
 @click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))

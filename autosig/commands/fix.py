@@ -89,7 +89,8 @@ Examples:
 \b
 Exit codes: 0 everything fixed (or, with --diff/--patch-out, nothing would change);
 1 problems left unfixed (or, with --diff/--patch-out, changes to review); 2 an error
-(bad path, a file that does not parse, a bad profile). Other files are still fixed.
+(bad path, a file that does not parse, a read-only file, a bad profile). Other files
+are still fixed. A file skipped as over --max-file-size is a warning, not an error.
 """,
 )
 @click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
