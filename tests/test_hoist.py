@@ -112,6 +112,9 @@ UNSAFE = {
     "the wrapped def appends to a list": TF
     + "seen = []\ndef step(x):\n    seen.append(x)\n    return x\n"
     "def run(data):\n    for x in data:\n        f = tf.function(step)\n        f(x)\n",
+    "the wrapped def is decorated (the name may be any object)": TF
+    + "import functools\n@functools.lru_cache\ndef step(x):\n    return x\n"
+    "def run(data):\n    for x in data:\n        f = tf.function(step)\n        f(x)\n",
     "the loop calls a method of what the wrapped def reads": TF
     + "def run(model, data):\n    def step(x):\n        return model(x)\n"
     "    for x in data:\n        f = tf.function(step)\n        f(x)\n        model.reset_states()\n",
@@ -167,7 +170,9 @@ def test_creations_leaving_nested_loops_to_different_places() -> None:
         "        f = tf.function(model, reduce_retracing=True)\n        for x in data:\n"
         "            f(x)\n            g(h(x))\n"
     )
-    assert sorted(f.safety for f in result.applied) == ["safe", "safe", "unsafe"]
+    # one edit moves them all, so it is as unsafe as its least safe move
+    assert [f.safety for f in result.applied] == ["unsafe"] * 3
+    assert not _fix(text, unsafe=False).changed
 
 
 def test_a_loop_of_nothing_but_creations_is_left_alone() -> None:
@@ -201,3 +206,51 @@ def test_with_the_other_rules_the_fix_still_settles() -> None:
     result = _fix(text, unsafe=False, codes=("AS101", "AS106", "AS107"))
     assert "tf.print(x)" in result.new_text
     assert "    for x in data:\n        f(g(h(x)))\n" in result.new_text
+
+
+@pytest.mark.parametrize("comment", ["# autosig: ignore[AS106]", "# autosig: ignore"])
+def test_a_suppressed_creation_is_not_moved_with_its_neighbours(comment: str) -> None:
+    text = (
+        TF + A + f"def run(data):\n    for x in data:\n        f = tf.function(a)  {comment}\n"
+        "        g = tf.function(a)\n        f(g(x))\n"
+    )
+    assert _fix(text).new_text == (
+        TF + A + "def run(data):\n    g = tf.function(a)\n    for x in data:\n"
+        f"        f = tf.function(a)  {comment}\n        f(g(x))\n"
+    )
+
+
+SETTLE = {
+    "a safe and an unsafe creation": TF
+    + A
+    + "def run(model, data):\n    for x in data:\n        f = tf.function(a)\n"
+    "        g = tf.function(model)\n        f(g(x))\n",
+    "a print fixed first, then safe": TF
+    + A
+    + "def p(x):\n    print(x)\n    return x\ndef run(model, data):\n    for x in data:\n"
+    "        f = tf.function(a)\n        g = tf.function(model)\n        h = tf.function(p)\n"
+    "        f(g(h(x)))\n",
+    "a creation wrapping the one before": TF
+    + A
+    + "def run(data):\n    for x in data:\n        f = tf.function(a)\n"
+    "        g = tf.function(f)\n        g(x)\n",
+    "a lambda calling the one before": TF
+    + A
+    + "def run(data):\n    for x in data:\n        f = tf.function(a)\n"
+    "        g = tf.function(lambda y: f(y) + 1)\n        g(x)\n",
+}
+
+
+@pytest.mark.parametrize("unsafe", [False, True])
+@pytest.mark.parametrize("text", SETTLE.values(), ids=SETTLE.keys())
+def test_with_every_rule_the_fix_settles_in_the_engines_passes(text: str, unsafe: bool) -> None:
+    result = _fix(text, unsafe=unsafe, codes=("AS101", "AS102", "AS103", "AS106", "AS107"))
+    if unsafe:  # every creation moved
+        assert "tf.function" not in result.new_text.split("for x in data:")[1]
+        assert "tf.function(a, reduce_retracing=True)\n" in result.new_text
+
+
+def test_a_creation_reading_the_previous_iterations_value_stays() -> None:
+    text = TF + A + "def run(data):\n    f = a\n    for x in data:\n        g = tf.function(f)\n"
+    text += "        f = tf.function(a)\n        g(x)\n"
+    assert not _fix(text).changed

@@ -201,8 +201,12 @@ _FOUND: WeakKeyDictionary[RuleContext, list[tuple[FunctionSite, Violation]]] = W
 def _site_violations(ctx: RuleContext) -> Iterator[tuple[FunctionSite, Violation]]:
     traced = {id(s.function) for s in ctx.sites if s.function is not None}
     created = [(site, _creation(ctx, site)) for site in ctx.sites]
-    in_loops = [c for _, c in created if isinstance(c, cst.Call) and _context(ctx, c)[1]]
-    hoists = plan_hoists(ctx, in_loops)  # together: creations sharing a loop move at once
+    movable = [
+        c
+        for site, c in created
+        if isinstance(c, cst.Call) and _context(ctx, c)[1] and not _suppressed(ctx, site, c)
+    ]
+    hoists = plan_hoists(ctx, movable)  # together: creations sharing a loop move at once
     for site, creation in created:
         if creation is None:
             continue
@@ -237,6 +241,14 @@ def _site_violations(ctx: RuleContext) -> Iterator[tuple[FunctionSite, Violation
                     function=name,
                 ),
             )
+
+
+def _suppressed(ctx: RuleContext, site: FunctionSite, creation: cst.CSTNode) -> bool:
+    """``# autosig: ignore[AS106]`` on it: another creation's hoist must not move it."""
+    suppressions = ctx.suppressions
+    return bool(suppressions) and suppressions.is_suppressed(
+        FunctionCreatedPerCall.code, ctx.suppression_lines(creation, site)
+    )
 
 
 def _creation(ctx: RuleContext, site: FunctionSite) -> cst.CSTNode | None:

@@ -19,9 +19,12 @@ reads changes inside the loop, so the move is made only when:
   ``name``; and ``name`` is not bound before the loop (a loop that runs zero times
   would then leave the old value, not the new function).
 
-It moves out of as many enclosing loops (of the same function) as that holds for.
-Creations that leave the same loop nest move in one edit, so any number of them settle
-in one pass.
+It moves out of as many enclosing loops (of the same function) as that holds for; a
+creation reading the name of one earlier in the same body may move with it. All moves
+out of one loop nest are one edit (any number settle in one pass, next to AS107's
+``reduce_retracing``), and that edit is as unsafe as its least safe move:
+``tf.function(step)`` next to ``tf.function(model)`` in a loop moves only with
+``--unsafe-fixes``. A creation marked ``# autosig: ignore[AS106]`` never moves.
 
 The fix is *safe* when the wrapped function is a ``def`` or lambda of this file whose
 trace reads only what cannot change between iterations: each free name bound exactly
@@ -100,9 +103,9 @@ class Hoist:
     """The edit that carries a creation out of its loops.
 
     ``loop`` is the outermost loop the edit replaces; ``replacement`` moves this
-    creation and every other one of the same fix safety (or safer) that leaves a loop
-    within ``loop``. Hoists that share ``loop`` share the ``replacement`` object, so
-    they are applied together.
+    creation and every other one that leaves a loop within ``loop``. Hoists that share
+    ``loop`` share the ``replacement`` object (and its safety), so they are applied
+    together.
     """
 
     loop: cst.For | cst.While
@@ -114,6 +117,7 @@ class Hoist:
 class _Move:
     creation: cst.Call
     statement: cst.SimpleStatementLine
+    target: cst.Name
     loop: cst.For | cst.While
     """The outermost loop the statement leaves: it goes right before it."""
     safety: FixSafety
@@ -122,28 +126,27 @@ class _Move:
 def plan_hoists(ctx: RuleContext, creations: Sequence[cst.Call]) -> dict[int, Hoist]:
     """How to move each creation (a ``tf.function(...)`` call) out of its loops, by id.
 
-    Creations that cannot move are absent.
+    Creations that cannot move are absent. All moves within one outermost loop are
+    one edit, with the weakest safety among them: applying only the safe ones and the
+    unsafe ones in a later pass would take more passes than the engine allows once
+    AS107 adds ``reduce_retracing`` to the moved creations.
     """
     found = {id(c): _creation_statement(ctx, c) for c in creations}
     lines = {id(f[0]) for f in found.values() if f is not None}
-    moves = []
-    for creation in creations:
+    moves: list[_Move] = []
+    for creation in sorted(creations, key=ctx.position):
         statement = found[id(creation)]
         if statement is not None:
-            move = _plan_move(ctx, creation, *statement, lines)
+            move = _plan_move(ctx, creation, *statement, lines, moves)
             if move is not None:
                 moves.append(move)
-    replacements: dict[tuple[int, bool], cst.FlattenSentinel[cst.BaseStatement]] = {}
     hoists: dict[int, Hoist] = {}
-    for move in moves:
-        safe_only = move.safety == "safe"
-        group = [g for g in moves if g.safety == "safe" or not safe_only]
-        top = next(t for t in _outermost(ctx, group) if _inside(ctx, move.loop, t))
-        key = (id(top), safe_only)
-        if key not in replacements:
-            members = [g for g in group if _inside(ctx, g.loop, top)]
-            replacements[key] = _moved(ctx, top, members)
-        hoists[id(move.creation)] = Hoist(top, replacements[key], move.safety)
+    for top in _outermost(ctx, moves):
+        members = [g for g in moves if _inside(ctx, g.loop, top)]
+        safety: FixSafety = "safe" if all(g.safety == "safe" for g in members) else "unsafe"
+        replacement = _moved(ctx, top, members)
+        for member in members:
+            hoists[id(member.creation)] = Hoist(top, replacement, safety)
     return hoists
 
 
@@ -216,6 +219,7 @@ def _plan_move(
     statement: cst.SimpleStatementLine,
     target: cst.Name,
     creation_lines: set[int],
+    planned: list[_Move],
 ) -> _Move | None:
     block = ctx.parent(statement)
     assert isinstance(block, cst.IndentedBlock)
@@ -228,15 +232,25 @@ def _plan_move(
     traced = _traced_functions(ctx, wrapped) if wrapped is not None else []
     free = [n for f in traced for n in _free_loads(ctx, f)]
     paths = [p for n in (creation, *traced) for p in _read_paths(n)]
+    earlier = [g for g in planned if ctx.parent(g.statement) is block]
     outermost: cst.For | cst.While | None = None
     loop = ctx.enclosing_loop(statement)
-    while loop is not None and _can_leave(ctx, loop, [*reads, *free], paths, target, statement):
+    while loop is not None:
+        # a creation earlier in this body that leaves this loop too binds its name
+        # once, before this statement, both before and after the move
+        moved = {id(g.target) for g in earlier if _inside(ctx, loop, g.loop)}
+        if not _can_leave(ctx, loop, [*reads, *free], paths, target, statement, moved):
+            break
         outermost = loop
         loop = ctx.enclosing_loop(loop)
     if outermost is None:
         return None
-    safe = wrapped is not None and _trace_is_fixed(ctx, traced, free, outermost)
-    return _Move(creation, statement, outermost, "safe" if safe else "unsafe")
+    safe = (
+        wrapped is not None
+        and not getattr(wrapped, "decorators", ())  # a decorator may return any object
+        and _trace_is_fixed(ctx, traced, free, outermost)
+    )
+    return _Move(creation, statement, target, outermost, "safe" if safe else "unsafe")
 
 
 def _names_read(ctx: RuleContext, creation: cst.Call) -> list[cst.Name] | None:
@@ -313,8 +327,12 @@ def _can_leave(
     paths: list[str],
     target: cst.Name,
     statement: cst.SimpleStatementLine,
+    moved: set[int],
 ) -> bool:
-    """Whether the creation computes (and traces) the same thing before ``loop`` as in it."""
+    """Whether the creation computes (and traces) the same thing before ``loop`` as in it.
+
+    ``moved``: ids of the target names of creations that move out of ``loop`` with it.
+    """
     if m.findall(loop, m.Global() | m.Nonlocal()):
         return False
     header = (loop.target, loop.iter) if isinstance(loop, cst.For) else (loop.test,)
@@ -331,7 +349,9 @@ def _can_leave(
             for a in assignments
         ):
             return False  # a function the loop calls may rebind it
-        if name is not target and any(_inside(ctx, a.node, loop) for a in assignments):
+        if name is not target and any(
+            _inside(ctx, a.node, loop) and id(a.node) not in moved for a in assignments
+        ):
             return False
     if any(_overlap(store, path) for store in _stores(loop) for path in paths):
         return False
