@@ -218,8 +218,14 @@ def remove_stale_temp_files(path: Path | str, now: float | None = None) -> list[
     return removed
 
 
+def _real(path: Path) -> Path:
+    """Where a write to ``path`` must land: a symlink's target, so the link stays a link."""
+    return Path(os.path.realpath(path)) if path.is_symlink() else path
+
+
 def _prepare(path: Path, data: bytes, mode: int | None) -> str:
     """Write ``data`` to a new temp file beside ``path`` (mode and owner of ``path``)."""
+    path = _real(path)
     directory = path.parent if str(path.parent) else Path(".")
     owner: tuple[int, int] | None = None
     try:
@@ -276,6 +282,7 @@ def _discard(tmp: str) -> None:
 
 
 def _commit(tmp: str, path: Path) -> None:
+    path = _real(path)
     try:
         os.replace(tmp, path)
     except OSError as exc:

@@ -404,3 +404,20 @@ def test_a_bad_size_option_is_a_usage_error(sized: Path) -> None:
     result = run(["check", ".", "--max-file-size", "lots"], sized)
     assert result.exit_code == 2
     assert "--max-file-size" in result.stderr and "expected a size like '2MB'" in result.stderr
+
+
+# -- symlinks --------------------------------------------------------------------------------
+
+
+def test_fix_writes_through_a_symlink_and_keeps_the_link(tmp_path: Path) -> None:
+    (tmp_path / "real").mkdir()
+    (tmp_path / "src").mkdir()
+    target = tmp_path / "real" / "model.py"
+    target.write_text(GOOD)
+    link = tmp_path / "src" / "model.py"
+    link.symlink_to(Path("..") / "real" / "model.py")
+    result = run(["fix", "src", "-j", "1"], tmp_path)
+    assert result.exit_code == 0, result.output
+    assert link.is_symlink() and os.readlink(link) == os.path.join("..", "real", "model.py")
+    assert target.read_text() == GOOD_FIXED
+    assert temp_files(tmp_path) == []
