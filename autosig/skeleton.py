@@ -98,7 +98,9 @@ def split_lines(text: str) -> list[str]:
 
 
 def _function_call_names(nodes: list[ast.stmt], local: set[str]) -> set[str]:
-    """Names read in the arguments of ``<alias>.function(...)`` calls (and ``(...)(f)``)."""
+    """Names read in the arguments of ``<alias>.function(...)`` calls (and ``(...)(f)``),
+    with the methods named as ``self.f``: the regexes miss ``func=self.f`` and options
+    holding parentheses, ``function(input_signature=(...))(self.f)``."""
 
     def is_function(func: ast.expr) -> bool:
         if isinstance(func, ast.Call):
@@ -112,8 +114,21 @@ def _function_call_names(nodes: list[ast.stmt], local: set[str]) -> set[str]:
         for call in ast.walk(node):
             if isinstance(call, ast.Call) and is_function(call.func):
                 for arg in (*call.args, *(k.value for k in call.keywords)):
-                    names.update(n.id for n in ast.walk(arg) if isinstance(n, ast.Name))
+                    for n in ast.walk(arg):
+                        if isinstance(n, ast.Name):
+                            names.add(n.id)
+                        elif _is_own_attribute(n):
+                            names.add(n.attr)  # type: ignore[attr-defined]
     return names
+
+
+def _is_own_attribute(node: ast.AST) -> bool:
+    """``self.f`` / ``cls.f``: the wrapped method of a call form."""
+    return (
+        isinstance(node, ast.Attribute)
+        and isinstance(node.value, ast.Name)
+        and node.value.id in ("self", "cls")
+    )
 
 
 def _reached(seeds: set[str], tree: ast.Module) -> set[str]:
@@ -171,7 +186,8 @@ def _cut_lines(text: str) -> tuple[list[str], list[bool], dict[int, str]] | None
         kept_nodes.append(node)
     kept = "".join(kept_text)
     wanted = set(_CALL_FORM_TARGET.findall(kept)) | set(_CALL_FORM_OPTIONS_FIRST.findall(kept))
-    wanted |= _reached(wanted | _function_call_names(kept_nodes, names), tree)
+    wanted |= _function_call_names(kept_nodes, names)
+    wanted |= _reached(wanted, tree)
     cut = [False] * (len(lines) + 1)
     heads: dict[int, str] = {}
     for node in drop:

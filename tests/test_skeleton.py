@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import textwrap
 
+import pytest
+
 from autosig.rules.run import check_text
 from autosig.skeleton import marked_skeleton, skeleton
 
@@ -177,4 +179,23 @@ def test_defs_a_hoist_reads_are_kept(monkeypatch) -> None:
     assert "return random.random()" in cut.text and "step = None" in cut.text
     assert "return 1" not in cut.text
     fast = _fix(text, whole=False, unsafe=True)
+    assert fast.new_text == _fix(text, whole=True, monkeypatch=monkeypatch).new_text
+
+
+WRAPPED_METHODS = {
+    "options holding parentheses": "tf.function(input_signature=(tf.TensorSpec(None),))(self.step)",
+    "func= keyword": "tf.function(func=self.step)",
+}
+
+
+@pytest.mark.parametrize("creation", WRAPPED_METHODS.values(), ids=WRAPPED_METHODS.keys())
+def test_a_method_wrapped_by_a_call_form_is_kept(creation: str, monkeypatch) -> None:
+    text = (
+        "import tensorflow as tf\nclass M:\n    def __init__(self):\n"
+        f"        self.fn = {creation}\n    def step(self, x):\n        print(x)\n"
+        "        return x\n"
+    )
+    assert "        print(x)\n" in skeleton(text)
+    fast = _fix(text, whole=False)
+    assert "tf.print(x)" in fast.new_text
     assert fast.new_text == _fix(text, whole=True, monkeypatch=monkeypatch).new_text
