@@ -115,6 +115,9 @@ UNSAFE = {
     "the wrapped def is decorated (the name may be any object)": TF
     + "import functools\n@functools.lru_cache\ndef step(x):\n    return x\n"
     "def run(data):\n    for x in data:\n        f = tf.function(step)\n        f(x)\n",
+    "the loop passes what the wrapped def reads to a call": TF
+    + "def run(cfg, data, update):\n    def step(x):\n        return x * cfg.scale\n"
+    "    for x in data:\n        f = tf.function(step)\n        f(x)\n        update(cfg)\n",
     "the loop calls a method of what the wrapped def reads": TF
     + "def run(model, data):\n    def step(x):\n        return model(x)\n"
     "    for x in data:\n        f = tf.function(step)\n        f(x)\n        model.reset_states()\n",

@@ -31,8 +31,8 @@ trace reads only what cannot change between iterations: each free name bound exa
 once and never from another function; no ``global``/``nonlocal``, no stores into
 outside objects, no mutating method calls on them, no ``print``/``input``/``open`` and
 no Python sources of changing values (``random``, ``numpy.random``, ``time``, ``os``,
-...), in it or in the defs of this file it calls; and the loop calls no method of what
-it reads. Calls of outside objects (a Keras model, an imported helper) are assumed to
+...), in it or in the defs of this file it calls; and the loop neither calls a method
+of an object the trace reads nor passes that object to a call (``update(config)``). Calls of outside objects (a Keras model, an imported helper) are assumed to
 compute the same for the same inputs. Otherwise (``tf.function(model)``,
 ``tf.function(self.step)``, a trace that draws a Python random number) it is *unsafe*:
 the old code traced anew on each iteration and saw each change.
@@ -506,11 +506,14 @@ def _trace_is_fixed(
         for call in m.findall(function, m.Call()):
             if _impure(ctx, call, roots):  # type: ignore[arg-type]
                 return False
-    objects = {n.value for n in free if not _imported(ctx, n)}
+    objects = {n.value for n in free if _is_object(ctx, n)}
     for call in m.findall(loop, m.Call()):
         func = call.func  # type: ignore[attr-defined]
         if isinstance(func, cst.Attribute) and _root(_path(func) or "") in objects:
             return False  # the loop may change what the trace reads: model.reset_states()
+        for arg in call.args:  # type: ignore[attr-defined]
+            if isinstance(arg.value, cst.Name) and arg.value.value in objects:
+                return False  # ... or have it changed: update(config)
     return not any(_root(store) in objects for store in _stores(loop))
 
 
@@ -528,9 +531,13 @@ def _impure(ctx: RuleContext, call: cst.Call, roots: set[str]) -> bool:
     )
 
 
-def _imported(ctx: RuleContext, name: cst.Name) -> bool:
+def _is_object(ctx: RuleContext, name: cst.Name) -> bool:
+    """A name bound to a value (not a module, def or builtin) that code may mutate."""
     assignments = _assignments(ctx, name) or []
-    return bool(assignments) and all(isinstance(a, ImportAssignment) for a in assignments)
+    return any(
+        not isinstance(a, ImportAssignment) and not isinstance(a.node, cst.FunctionDef)
+        for a in assignments
+    )
 
 
 def _root(path: str) -> str:
