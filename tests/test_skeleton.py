@@ -199,3 +199,15 @@ def test_a_method_wrapped_by_a_call_form_is_kept(creation: str, monkeypatch) -> 
     fast = _fix(text, whole=False)
     assert "tf.print(x)" in fast.new_text
     assert fast.new_text == _fix(text, whole=True, monkeypatch=monkeypatch).new_text
+
+
+def test_a_def_rebinding_a_global_is_kept(monkeypatch) -> None:
+    # reset() makes the counter an int again: AS103 must not turn it into a tf.Variable
+    text = (
+        "import tensorflow as tf\ncounter = 0\n@tf.function\ndef f(x):\n    global counter\n"
+        "    counter += 1\n    return x\ndef reset():\n    global counter\n    counter = 0\n"
+    )
+    assert skeleton(text) == text
+    fast = _fix(text, whole=False, unsafe=True)
+    assert "tf.Variable" not in fast.new_text
+    assert fast.new_text == _fix(text, whole=True, monkeypatch=monkeypatch, unsafe=True).new_text
