@@ -3,8 +3,9 @@
 libcst metadata costs about 1 ms a line; most lines of a file that holds a tf.function
 are in functions that hold none. ``check`` only reports inside traced code, so it can
 parse a *skeleton*: the same text with every top-level function or class (and every
-method of a kept class) that cannot matter replaced by blank lines. Line and column
-numbers are unchanged, so findings are identical. ``fix`` parses a marked skeleton
+method of a kept class) that cannot matter replaced by a one-line stub
+(``def name(*args, **kwargs): ...``, so the name stays bound) and blank lines. Line and
+column numbers are unchanged, so findings are identical. ``fix`` parses a marked skeleton
 (``marked_skeleton``) and puts the cut lines back into its output.
 
 What is kept: every statement that is not a def/class (imports, assignments, loops), a
@@ -214,13 +215,19 @@ def _ending(line: str) -> str:
 
 
 def skeleton(text: str) -> str:
-    """``text`` with the top-level defs/classes that cannot hold a site blanked out."""
+    """``text`` with the defs/classes that cannot hold a site blanked out.
+
+    Each keeps a one-line stub on its first line, as in ``marked_skeleton``: a name
+    bound by a cut def stays bound, so AS106 judges a hoist (and so AS107 what is
+    re-created) the same as on the whole file.
+    """
     found = _cut_lines(text)
     if found is None:
         return text
-    lines, cut, _ = found
+    lines, cut, heads = found
     return "".join(
-        _ending(line) if cut[number] else line for number, line in enumerate(lines, start=1)
+        (heads.get(number, "") + _ending(line)) if cut[number] else line
+        for number, line in enumerate(lines, start=1)
     )
 
 

@@ -211,3 +211,20 @@ def test_a_def_rebinding_a_global_is_kept(monkeypatch) -> None:
     fast = _fix(text, whole=False, unsafe=True)
     assert "tf.Variable" not in fast.new_text
     assert fast.new_text == _fix(text, whole=True, monkeypatch=monkeypatch, unsafe=True).new_text
+
+
+def test_check_sees_names_bound_by_cut_defs() -> None:
+    from autosig.rules.context import RuleContext
+    from autosig.rules.registry import select_rules
+    from autosig.rules.run import check_context, violation_to_finding
+
+    # f is bound before the loop by a cut def: no hoist, so nothing for AS107 either
+    text = (
+        "import tensorflow as tf\ndef a(x):\n    return x\ndef f():\n    return 1\n"
+        "for x in range(3):\n    f = tf.function(a)\n    f(x)\n"
+    )
+    assert "return 1" not in skeleton(text)
+    ctx = RuleContext.from_text(text, "m.py")
+    full = [violation_to_finding(ctx, r, v) for r, v in check_context(ctx, select_rules())]
+    assert check_text(text, "m.py") == full
+    assert [(f.code, f.fixable) for f in full] == [("AS106", False)]
