@@ -48,6 +48,12 @@ def iter_tree(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
         stack.extend(_children(current))
 
 
+def children(node: cst.CSTNode) -> list[cst.CSTNode]:
+    """``node.children`` (in field order, not source order) without the visitor pass
+    that libcst's property makes."""
+    return list(_children(node))
+
+
 class ParentProvider(BaseMetadataProvider[cst.CSTNode]):
     """Each node's parent, as ``ParentNodeProvider`` gives it, without a visitor pass."""
 

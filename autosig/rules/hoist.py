@@ -42,11 +42,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 import libcst as cst
-import libcst.matchers as m
 from libcst.metadata import Assignment, ImportAssignment, ScopeProvider
 
+from autosig.metadata import children, iter_tree
 from autosig.model import FixSafety
 from autosig.rules.context import LOOPS, RuleContext
 
@@ -123,6 +124,27 @@ class _Move:
     safety: FixSafety
 
 
+N = TypeVar("N", bound=cst.CSTNode)
+
+
+class _Index:
+    """The nodes of each kind under a node, walked once per node (a plan asks the same
+    loops and functions many questions; ``libcst.matchers.findall`` would walk, and
+    rebuild, the subtree for each)."""
+
+    def __init__(self) -> None:
+        self._kinds: dict[int, dict[type, list[cst.CSTNode]]] = {}
+
+    def find(self, node: cst.CSTNode, *kinds: type[N]) -> list[N]:
+        by_kind = self._kinds.get(id(node))
+        if by_kind is None:
+            by_kind = {}
+            for found in iter_tree(node):
+                by_kind.setdefault(type(found), []).append(found)
+            self._kinds[id(node)] = by_kind
+        return [n for kind in kinds for n in by_kind.get(kind, ())]  # type: ignore[misc]
+
+
 def plan_hoists(ctx: RuleContext, creations: Sequence[cst.Call]) -> dict[int, Hoist]:
     """How to move each creation (a ``tf.function(...)`` call) out of its loops, by id.
 
@@ -134,10 +156,11 @@ def plan_hoists(ctx: RuleContext, creations: Sequence[cst.Call]) -> dict[int, Ho
     found = {id(c): _creation_statement(ctx, c) for c in creations}
     lines = {id(f[0]) for f in found.values() if f is not None}
     moves: list[_Move] = []
+    index = _Index()
     for creation in sorted(creations, key=ctx.position):
         statement = found[id(creation)]
         if statement is not None:
-            move = _plan_move(ctx, creation, *statement, lines, moves)
+            move = _plan_move(ctx, index, creation, *statement, lines, moves)
             if move is not None:
                 moves.append(move)
     hoists: dict[int, Hoist] = {}
@@ -215,6 +238,7 @@ def _creation_statement(
 
 def _plan_move(
     ctx: RuleContext,
+    index: _Index,
     creation: cst.Call,
     statement: cst.SimpleStatementLine,
     target: cst.Name,
@@ -225,13 +249,13 @@ def _plan_move(
     assert isinstance(block, cst.IndentedBlock)
     if all(id(s) in creation_lines for s in block.body):
         return None  # the loop body would be left empty
-    reads = _names_read(ctx, creation)
+    reads = _names_read(ctx, index, creation)
     if reads is None:
         return None
     wrapped = _function(ctx, _wrapped(creation))
-    traced = _traced_functions(ctx, wrapped) if wrapped is not None else []
-    free = [n for f in traced for n in _free_loads(ctx, f)]
-    paths = [p for n in (creation, *traced) for p in _read_paths(n)]
+    traced = _traced_functions(ctx, index, wrapped) if wrapped is not None else []
+    free = [n for f in traced for n in _free_loads(ctx, index, f)]
+    paths = [p for n in (creation, *traced) for p in _read_paths(index, n)]
     earlier = [g for g in planned if ctx.parent(g.statement) is block]
     outermost: cst.For | cst.While | None = None
     loop = ctx.enclosing_loop(statement)
@@ -239,7 +263,8 @@ def _plan_move(
         # a creation earlier in this body that leaves this loop too binds its name
         # once, before this statement, both before and after the move
         moved = {id(g.target) for g in earlier if _inside(ctx, loop, g.loop)}
-        if not _can_leave(ctx, loop, [*reads, *free], paths, target, statement, moved):
+        leave = _Leave(ctx, index, loop, target, statement, moved)
+        if not leave.allowed([*reads, *free], paths):
             break
         outermost = loop
         loop = ctx.enclosing_loop(loop)
@@ -248,12 +273,12 @@ def _plan_move(
     safe = (
         wrapped is not None
         and not getattr(wrapped, "decorators", ())  # a decorator may return any object
-        and _trace_is_fixed(ctx, traced, free, outermost)
+        and _trace_is_fixed(ctx, index, traced, free, outermost)
     )
     return _Move(creation, statement, target, outermost, "safe" if safe else "unsafe")
 
 
-def _names_read(ctx: RuleContext, creation: cst.Call) -> list[cst.Name] | None:
+def _names_read(ctx: RuleContext, index: _Index, creation: cst.Call) -> list[cst.Name] | None:
     """Every name the creation reads, or None if it does more than read (a call)."""
     names: list[cst.Name] = []
     stack: list[cst.CSTNode] = [creation]
@@ -261,7 +286,7 @@ def _names_read(ctx: RuleContext, creation: cst.Call) -> list[cst.Name] | None:
         node = stack.pop()
         if isinstance(node, cst.Lambda):
             # its body runs later, when called: what it reads from outside matters
-            names.extend(_free_loads(ctx, node))
+            names.extend(_free_loads(ctx, index, node))
             stack.extend(p.default for p in node.params.params if p.default is not None)
             continue
         if isinstance(node, cst.Call):
@@ -271,7 +296,7 @@ def _names_read(ctx: RuleContext, creation: cst.Call) -> list[cst.Name] | None:
             return None
         elif isinstance(node, cst.Name) and _is_load(ctx, node):
             names.append(node)
-        stack.extend(node.children)
+        stack.extend(children(node))
     return names
 
 
@@ -289,15 +314,14 @@ def _is_load(ctx: RuleContext, name: cst.Name) -> bool:
     return not isinstance(parent, (cst.Param, cst.FunctionDef, cst.ClassDef, cst.ImportAlias))
 
 
-def _loads(ctx: RuleContext, node: cst.CSTNode) -> list[cst.Name]:
-    found = m.findall(node, m.Name())
-    return [n for n in found if isinstance(n, cst.Name) and _is_load(ctx, n)]
-
-
-def _free_loads(ctx: RuleContext, function: cst.FunctionDef | cst.Lambda) -> list[cst.Name]:
+def _free_loads(
+    ctx: RuleContext, index: _Index, function: cst.FunctionDef | cst.Lambda
+) -> list[cst.Name]:
     """Names ``function``'s body reads that are bound outside it (or not at all: builtins)."""
     free = []
-    for name in _loads(ctx, function.body):
+    for name in index.find(function.body, cst.Name):
+        if not _is_load(ctx, name):
+            continue
         assignments = _assignments(ctx, name)
         if not assignments or not all(_inside(ctx, a.node, function) for a in assignments):
             free.append(name)
@@ -320,54 +344,62 @@ def _from_elsewhere(ctx: RuleContext, assignment: Assignment) -> bool:
     return ctx.get_metadata(ScopeProvider, assignment.node) is not assignment.scope
 
 
-def _can_leave(
-    ctx: RuleContext,
-    loop: cst.For | cst.While,
-    reads: list[cst.Name],
-    paths: list[str],
-    target: cst.Name,
-    statement: cst.SimpleStatementLine,
-    moved: set[int],
-) -> bool:
+@dataclass
+class _Leave:
     """Whether the creation computes (and traces) the same thing before ``loop`` as in it.
 
     ``moved``: ids of the target names of creations that move out of ``loop`` with it.
     """
-    if m.findall(loop, m.Global() | m.Nonlocal()):
-        return False
-    header = (loop.target, loop.iter) if isinstance(loop, cst.For) else (loop.test,)
-    if any(m.findall(part, m.Name(target.value)) for part in header):
-        return False
-    unrecorded = _unrecorded_bindings(loop)
-    home = ctx.enclosing_function(loop)
-    for name in (*reads, target):
-        assignments = _assignments(ctx, name)
-        if assignments is None or name.value in unrecorded:
+
+    ctx: RuleContext
+    index: _Index
+    loop: cst.For | cst.While
+    target: cst.Name
+    statement: cst.SimpleStatementLine
+    moved: set[int]
+
+    def allowed(self, reads: list[cst.Name], paths: list[str]) -> bool:
+        ctx, index, loop, target = self.ctx, self.index, self.loop, self.target
+        if index.find(loop, cst.Global, cst.Nonlocal):
             return False
-        if any(
-            _from_elsewhere(ctx, a) and ctx.enclosing_function(a.node) is not home
-            for a in assignments
-        ):
-            return False  # a function the loop calls may rebind it
-        if name is not target and any(
-            _inside(ctx, a.node, loop) and id(a.node) not in moved for a in assignments
-        ):
+        header = (loop.target, loop.iter) if isinstance(loop, cst.For) else (loop.test,)
+        if any(n.value == target.value for part in header for n in index.find(part, cst.Name)):
             return False
-    if any(_overlap(store, path) for store in _stores(loop) for path in paths):
-        return False
-    own = _assignments(ctx, target) or []
-    enclosing = list(_enclosing_loops(ctx, loop))
-    start = ctx.position(loop)
-    for assignment in own:
-        if _inside(ctx, assignment.node, statement):
-            continue
-        if _inside(ctx, assignment.node, loop) or any(
-            _inside(ctx, assignment.node, outer) for outer in enclosing
-        ):
+        unrecorded = _unrecorded_bindings(index, loop)
+        home = ctx.enclosing_function(loop)
+        for name in (*reads, target):
+            assignments = _assignments(ctx, name)
+            if assignments is None or name.value in unrecorded:
+                return False
+            if any(
+                _from_elsewhere(ctx, a) and ctx.enclosing_function(a.node) is not home
+                for a in assignments
+            ):
+                return False  # a function the loop calls may rebind it
+            if name is not target and any(
+                _inside(ctx, a.node, loop) and id(a.node) not in self.moved for a in assignments
+            ):
+                return False
+        stores = _stores(index, loop)
+        if any(_overlap(store, path) for store in stores for path in paths):
             return False
-        if ctx.position(assignment.node) < start:
-            return False  # zero iterations would have kept this older value
-    return True
+        return self._target_unbound_before()
+
+    def _target_unbound_before(self) -> bool:
+        """``name`` has no value the loop could leave in place by running zero times."""
+        ctx, loop = self.ctx, self.loop
+        enclosing = list(_enclosing_loops(ctx, loop))
+        start = ctx.position(loop)
+        for assignment in _assignments(ctx, self.target) or []:
+            if _inside(ctx, assignment.node, self.statement):
+                continue
+            if _inside(ctx, assignment.node, loop) or any(
+                _inside(ctx, assignment.node, outer) for outer in enclosing
+            ):
+                return False
+            if ctx.position(assignment.node) < start:
+                return False
+        return True
 
 
 def _enclosing_loops(ctx: RuleContext, node: cst.CSTNode) -> Iterator[cst.For | cst.While]:
@@ -377,17 +409,17 @@ def _enclosing_loops(ctx: RuleContext, node: cst.CSTNode) -> Iterator[cst.For | 
         loop = ctx.enclosing_loop(loop)
 
 
-def _unrecorded_bindings(loop: cst.CSTNode) -> set[str]:
+def _unrecorded_bindings(index: _Index, loop: cst.CSTNode) -> set[str]:
     """Names ``del``eted or captured by ``match`` in ``loop`` (libcst's scopes miss both)."""
     names: set[str] = set()
-    for node in m.findall(loop, m.Del()):
-        names.update(n.value for n in m.findall(node, m.Name()))  # type: ignore[attr-defined]
-    for node in m.findall(loop, m.MatchAs() | m.MatchStar()):
-        if node.name is not None:  # type: ignore[attr-defined]
-            names.add(node.name.value)  # type: ignore[attr-defined]
-    for node in m.findall(loop, m.MatchMapping()):
-        if node.rest is not None:  # type: ignore[attr-defined]
-            names.add(node.rest.value)  # type: ignore[attr-defined]
+    for node in index.find(loop, cst.Del):
+        names.update(n.value for n in index.find(node, cst.Name))
+    for node in index.find(loop, cst.MatchAs, cst.MatchStar):
+        if node.name is not None:
+            names.add(node.name.value)
+    for node in index.find(loop, cst.MatchMapping):
+        if node.rest is not None:
+            names.add(node.rest.value)
     return names
 
 
@@ -406,36 +438,40 @@ def _path(node: cst.BaseExpression) -> str | None:
     return None
 
 
-def _read_paths(node: cst.CSTNode) -> Iterator[str]:
+def _read_paths(index: _Index, node: cst.CSTNode) -> Iterator[str]:
     """Every outermost attribute chain (and name) read in ``node``."""
-    inner = {id(a.value) for a in m.findall(node, m.Attribute())}  # type: ignore[attr-defined]
-    for found in m.findall(node, m.Attribute() | m.Name()):
+    inner = {id(a.value) for a in index.find(node, cst.Attribute)}
+    for found in index.find(node, cst.Attribute, cst.Name):
         if id(found) not in inner:
-            path = _path(found)  # type: ignore[arg-type]
+            path = _path(found)
             if path is not None:
                 yield path
 
 
-def _store_targets(node: cst.CSTNode) -> Iterator[cst.BaseExpression]:
-    for assign in m.findall(node, m.Assign()):
-        yield from (t.target for t in assign.targets)  # type: ignore[attr-defined]
-    for found in m.findall(node, m.AugAssign() | m.AnnAssign()):
-        yield found.target  # type: ignore[attr-defined]
-    for found in m.findall(node, m.For()):
-        yield found.target  # type: ignore[attr-defined]
-    for found in m.findall(node, m.AsName()):
-        yield found.name  # type: ignore[attr-defined]
-    for found in m.findall(node, m.Del()):
-        yield found.target  # type: ignore[attr-defined]
+def _store_targets(index: _Index, node: cst.CSTNode) -> Iterator[cst.BaseExpression]:
+    for assign in index.find(node, cst.Assign):
+        yield from (t.target for t in assign.targets)
+    for found in index.find(node, cst.AugAssign, cst.AnnAssign, cst.For):
+        yield found.target
+    for name in index.find(node, cst.AsName):
+        yield name.name  # type: ignore[misc]
+    for deletion in index.find(node, cst.Del):
+        yield deletion.target
 
 
-def _stores(node: cst.CSTNode) -> Iterator[str]:
+def _stores(index: _Index, node: cst.CSTNode) -> list[str]:
     """Paths of the attributes and items ``node`` stores into or deletes."""
-    for target in _store_targets(node):
-        for part in m.findall(target, m.Attribute() | m.Subscript()):
-            path = _path(part)  # type: ignore[arg-type]
+    paths = []
+    for target in _store_targets(index, node):
+        if isinstance(target, (cst.Name, cst.Attribute, cst.Subscript)):
+            parts: list[cst.CSTNode] = [target]  # the common case, without a walk
+        else:
+            parts = [*index.find(target, cst.Attribute, cst.Subscript)]
+        for part in parts:
+            path = _path(part) if isinstance(part, (cst.Attribute, cst.Subscript)) else None
             if path is not None:
-                yield path
+                paths.append(path)
+    return paths
 
 
 def _overlap(store: str, read: str) -> bool:
@@ -448,8 +484,8 @@ def _overlap(store: str, read: str) -> bool:
 
 def _wrapped(creation: cst.Call) -> cst.BaseExpression | None:
     """The function a creation wraps: ``tf.function(f, ...)`` or ``tf.function(...)(f)``."""
-    for index, arg in enumerate(creation.args):
-        if arg.keyword is None and not arg.star and index == 0:
+    for position, arg in enumerate(creation.args):
+        if arg.keyword is None and not arg.star and position == 0:
             return arg.value
         if arg.keyword is not None and arg.keyword.value == "func":
             return arg.value
@@ -472,13 +508,13 @@ def _function(
 
 
 def _traced_functions(
-    ctx: RuleContext, function: cst.FunctionDef | cst.Lambda
+    ctx: RuleContext, index: _Index, function: cst.FunctionDef | cst.Lambda
 ) -> list[cst.FunctionDef | cst.Lambda]:
     """``function`` and every def of this file it reaches through free names."""
     found: list[cst.FunctionDef | cst.Lambda] = [function]
     seen = {id(function)}
     for current in found:
-        for name in _free_loads(ctx, current):
+        for name in _free_loads(ctx, index, current):
             callee = _function(ctx, name)
             if callee is not None and id(callee) not in seen:
                 seen.add(id(callee))
@@ -488,6 +524,7 @@ def _traced_functions(
 
 def _trace_is_fixed(
     ctx: RuleContext,
+    index: _Index,
     traced: list[cst.FunctionDef | cst.Lambda],
     free: list[cst.Name],
     loop: cst.For | cst.While,
@@ -499,22 +536,21 @@ def _trace_is_fixed(
             return False
     roots = {n.value for n in free}
     for function in traced:
-        if m.findall(function, m.Global() | m.Nonlocal()):
+        if index.find(function, cst.Global, cst.Nonlocal):
             return False
-        if any(_root(store) in roots for store in _stores(function)):
+        if any(_root(store) in roots for store in _stores(index, function)):
             return False
-        for call in m.findall(function, m.Call()):
-            if _impure(ctx, call, roots):  # type: ignore[arg-type]
-                return False
+        if any(_impure(ctx, call, roots) for call in index.find(function, cst.Call)):
+            return False
     objects = {n.value for n in free if _is_object(ctx, n)}
-    for call in m.findall(loop, m.Call()):
-        func = call.func  # type: ignore[attr-defined]
+    for call in index.find(loop, cst.Call):
+        func = call.func
         if isinstance(func, cst.Attribute) and _root(_path(func) or "") in objects:
             return False  # the loop may change what the trace reads: model.reset_states()
-        for arg in call.args:  # type: ignore[attr-defined]
+        for arg in call.args:
             if isinstance(arg.value, cst.Name) and arg.value.value in objects:
                 return False  # ... or have it changed: update(config)
-    return not any(_root(store) in objects for store in _stores(loop))
+    return not any(_root(store) in objects for store in _stores(index, loop))
 
 
 def _impure(ctx: RuleContext, call: cst.Call, roots: set[str]) -> bool:
