@@ -257,3 +257,104 @@ def test_a_creation_reading_the_previous_iterations_value_stays() -> None:
     text = TF + A + "def run(data):\n    f = a\n    for x in data:\n        g = tf.function(f)\n"
     text += "        f = tf.function(a)\n        g(x)\n"
     assert not _fix(text).changed
+
+
+# -- behaviour: run programs before and after a safe fix ---------------------------------
+#
+# A fake tf.function "traces" on its first call (runs the Python function once, on 1)
+# and then replays that slope, so Python state read while tracing is frozen as in
+# TensorFlow. A safe hoist must leave every call's result unchanged.
+
+PROGRAM_HEAD = (
+    "import tensorflow as tf\nimport random as rnd\nclass C:\n    k = 1\nCFG = C()\nscale = 2\n"
+    "def a(x):\n    return x\ndef b(x):\n    return rnd.random() * x\n"
+    "def c(x):\n    return x * CFG.k\ndef d(x):\n    return a(x) * scale\n"
+)
+CREATIONS = {
+    "f": "tf.function(a)",
+    "g": "tf.function(b)",
+    "h": "tf.function(lambda y: y * scale)",
+    "k": "tf.function(model)",
+    "p": "tf.function(c)",
+    "q": "tf.function(jit_compile=True)(d)",
+    "r": "tf.function(lambda y: model(y))",
+}
+MUTATIONS = ["CFG.k = x", "model.reset()", "model = make(x)", "CFG.k += 1"]
+
+
+def _program(seed: int) -> str:
+    import random
+
+    rng = random.Random(seed)
+    names = rng.sample(sorted(CREATIONS), rng.randint(1, 3))
+    pending = [[f"{n} = {CREATIONS[n]}", f"{n}(x)"] for n in names]
+    pending += [[m] for m in rng.sample(MUTATIONS, rng.randint(0, 2))]
+    body = []
+    while any(pending):
+        body.append(rng.choice([p for p in pending if p]).pop(0))
+    lines = ["def run(data, model, make):"]
+    indent = "        "
+    if rng.random() < 0.5:
+        outer = rng.sample(MUTATIONS, rng.randint(0, 1))  # before the inner loop
+        lines += ["    for e in range(2):", *("        " + m.replace("x", "e") for m in outer)]
+        lines.append("        for x in data:")
+        indent = "            "
+    else:
+        lines.append("    for x in data:")
+    return PROGRAM_HEAD + "\n".join([*lines, *(indent + s for s in body)]) + "\n"
+
+
+def _run(text: str) -> list[float]:
+    import random
+    import sys
+    import types
+
+    calls: list[float] = []
+
+    class Traced:
+        def __init__(self, fn):
+            self.fn, self.slope = fn, None
+
+        def __call__(self, x):
+            if self.slope is None:
+                self.slope = self.fn(1)
+            calls.append(self.slope * x)
+            return calls[-1]
+
+    class Model:
+        def __init__(self, k):
+            self.k = k
+
+        def __call__(self, x):
+            return self.k * x
+
+        def reset(self):
+            self.k += 1
+
+    fake = types.ModuleType("tensorflow")
+    fake.function = lambda fn=None, **kw: Traced(fn) if fn is not None else Traced  # type: ignore[attr-defined]
+    random.seed(0)
+    real = sys.modules.get("tensorflow")
+    sys.modules["tensorflow"] = fake
+    try:
+        namespace: dict = {}
+        exec(compile(text, "m.py", "exec"), namespace)
+        namespace["run"]([1, 2, 3], Model(2), Model)
+    finally:
+        if real is not None:
+            sys.modules["tensorflow"] = real
+        else:
+            del sys.modules["tensorflow"]
+    return calls
+
+
+def test_safe_hoists_keep_what_every_call_returns() -> None:
+    rules = select_rules(("AS106", "AS107"))
+    hoisted = 0
+    for seed in range(60):
+        text = _program(seed)
+        result = engine.fix_text(text, "m.py", plan=None, rules=rules, unsafe_fixes=False)
+        if any(f.code == "AS106" for f in result.applied):
+            hoisted += 1
+            assert _run(result.new_text) == _run(text), f"seed {seed}:\n{text}"
+    assert hoisted >= 10
