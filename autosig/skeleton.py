@@ -14,8 +14,9 @@ tensorflow's ``function``); in a kept class, the methods that hold a site, ``__i
 and every method assigning a ``self`` attribute those use; any def named as the
 target of a ``function(...)`` call form in the kept text, and the top-level defs that
 the functions wrapped there reach by name (AS106's hoist reads them); and every def
-with a ``global`` statement (it rebinds module names the hoist checks). A file ``ast`` cannot parse is returned
-whole (libcst then reports it, or parses syntax newer than this Python's).
+with a ``global`` statement (it rebinds module names the hoist and AS103 check). A
+file ``ast`` cannot parse is returned whole (libcst then reports it, or parses syntax
+newer than this Python's).
 """
 
 from __future__ import annotations
@@ -240,9 +241,9 @@ class MarkedSkeleton:
     wherever libcst moves their neighbours, so after fixing, each marker is replaced by
     the original line it stands for (``restore``). A cut def's own line becomes a stub
     (``def name(*args, **kwargs): ...  # <marker> <n>``), so scope analysis sees the
-    name bound as often as in the whole file (AS106's hoist counts bindings). Fixes that dropped or duplicated a
-    marker cannot be put back: ``restore`` then returns None and the caller fixes the
-    whole file instead.
+    name bound as often as in the whole file (AS106's hoist counts bindings). Fixes
+    that dropped or duplicated a marker cannot be put back: ``restore`` then returns
+    None and the caller fixes the whole file instead.
     """
 
     text: str

@@ -80,9 +80,10 @@ class FunctionCreatedPerCall(Rule):
     state, prints or draws Python random numbers, times or other changing values;
     otherwise (`tf.function(model)`, `tf.function(self.step)`, a trace calling
     `random.random()`) it is unsafe, as the old code traced anew on each iteration and
-    saw each change. Other creations (called at once, per call of the outer function, in a
-    comprehension) have no automatic fix: where to keep the function object is a
-    design decision.
+    saw each change. All creations moving out of one loop nest move together, as
+    unsafe as the least safe of them. Other creations (called at once, per call of the
+    outer function, in a comprehension) have no automatic fix: where to keep the
+    function object is a design decision.
     """
 
     code = "AS106"

@@ -32,8 +32,9 @@ once and never from another function; no ``global``/``nonlocal``, no stores into
 outside objects, no mutating method calls on them, no ``print``/``input``/``open`` and
 no Python sources of changing values (``random``, ``numpy.random``, ``time``, ``os``,
 ...), in it or in the defs of this file it calls; and the loop neither calls a method
-of an object the trace reads nor passes that object to a call (``update(config)``). Calls of outside objects (a Keras model, an imported helper) are assumed to
-compute the same for the same inputs. Otherwise (``tf.function(model)``,
+of an object the trace reads nor passes that object to a call (``update(config)``).
+Calls of outside objects (a Keras model, an imported helper) are assumed to compute
+the same for the same inputs. Otherwise (``tf.function(model)``,
 ``tf.function(self.step)``, a trace that draws a Python random number) it is *unsafe*:
 the old code traced anew on each iteration and saw each change.
 """
