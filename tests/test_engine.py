@@ -305,3 +305,18 @@ def test_already_reduce_retracing_from_an_earlier_run_is_not_a_problem() -> None
     result = fix(fixed, plan=Plan([again]), rules=[])
     assert not result.changed and result.unfixed == 0
     assert any("has reduce_retracing=True, not a signature" in item for item in result.left)
+
+
+def test_a_plan_entry_applied_after_a_hoist_is_not_reported_unfixed() -> None:
+    """Pass 1 hoists (the site was re-created), pass 2 applies the plan: nothing is left."""
+    text = (
+        "import tensorflow as tf\ndef a(x):\n    return x\ndef run(model, data):\n"
+        "    for x in data:\n        f = tf.function(a)\n        g = tf.function(model)\n"
+        "        f(g(x))\n"
+    )
+    plan = Plan([FunctionPlan("m.py", "a", 2, "reduce_retracing", reasons=("objects",))])
+    result = fix_text(text, "m.py", plan=plan, rules=select_rules(), unsafe_fixes=True)
+    assert "    f = tf.function(a, reduce_retracing=True)\n    g = tf.function(" in result.new_text
+    assert ("reduce_retracing", 2) in [(f.code, f.line) for f in result.applied]
+    assert not any("not fixed" in line for line in result.left), result.left
+    assert result.unfixed == 0

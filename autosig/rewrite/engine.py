@@ -152,11 +152,9 @@ def _fix_whole(
         )
     matched, unmatched = _match_plan(ctx.sites, entries)
     applied: list[AppliedFix] = []
-    problems: dict[SiteKey, str] = {}
     current = text
     for passes in range(MAX_PASSES + 1):
         step = _one_pass(ctx, matched, rules, unsafe_fixes)
-        problems.update(step.problems)
         if step.new_text == current:
             break
         if passes == MAX_PASSES:
@@ -171,7 +169,9 @@ def _fix_whole(
         ctx = _reparse(current, text, path)
     result = FixResult(path=path, new_text=current, changed=current != text, applied=applied)
     _account_static(result, ctx, step.remaining)
-    _account_plan(result, _keyed_sites(ctx.sites), matched, unmatched, problems)
+    # the last pass's problems: an earlier one may have been solved since (a hoist
+    # lets the plan apply to a site that was re-created in the pass before)
+    _account_plan(result, _keyed_sites(ctx.sites), matched, unmatched, step.problems)
     return result
 
 
