@@ -99,6 +99,18 @@ class NoSignature(Rule):
             "import tensorflow as tf\n@tf.function(\n    jit_compile=True,\n    autograph=False,\n"
             "    reduce_retracing=True,\n)\ndef f(x):\n    return x\n",
         ),
+        Invalid(  # an end-of-line comment stays on its argument's line
+            "import tensorflow as tf\ndef a(x):\n    return x\nf = tf.function(\n"
+            "    a,  # the fn\n    jit_compile=True,\n)\n",
+            "import tensorflow as tf\ndef a(x):\n    return x\nf = tf.function(\n"
+            "    a,  # the fn\n    jit_compile=True,\n    reduce_retracing=True,\n)\n",
+        ),
+        Invalid(
+            "import tensorflow as tf\ndef a(x):\n    return x\nf = tf.function(  # open\n"
+            "    a  # the fn\n)\n",
+            "import tensorflow as tf\ndef a(x):\n    return x\nf = tf.function(  # open\n"
+            "    a,  # the fn\n    reduce_retracing=True\n)\n",
+        ),
         Invalid(
             "import tensorflow as tf\ndef slow(x):\n    return x\nfast = tf.function(slow)\n",
             "import tensorflow as tf\ndef slow(x):\n    return x\n"
@@ -164,26 +176,47 @@ def append_arg(call: cst.Call, new: cst.Arg) -> list[cst.Arg]:
 
     A trailing comma stays trailing (``new`` gets it) and multi-line calls keep one
     argument per line: the separator after the old last argument copies the one
-    between earlier arguments (or the whitespace after the opening parenthesis).
+    between earlier arguments (or the whitespace after the opening parenthesis). A
+    comment at the end of the old last argument's line stays on that line.
     """
     args = list(call.args)
     if not args:
         return [new]
     last = args[-1]
-    if isinstance(last.comma, cst.Comma):
-        if len(args) > 1 and isinstance(args[-2].comma, cst.Comma):
-            separator = args[-2].comma
-        else:
-            separator = cst.Comma(whitespace_after=call.whitespace_before_args)
-        args[-1] = last.with_changes(comma=separator)
-        args.append(new.with_changes(comma=last.comma))
-        return args
     if len(args) > 1 and isinstance(args[-2].comma, cst.Comma):
-        separator = args[-2].comma
-    elif isinstance(call.whitespace_before_args, cst.ParenthesizedWhitespace):
-        separator = cst.Comma(whitespace_after=call.whitespace_before_args)  # one per line
+        between = args[-2].comma.whitespace_after
     else:
-        separator = cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
-    args[-1] = last.with_changes(comma=separator, whitespace_after_arg=cst.SimpleWhitespace(""))
-    args.append(new.with_changes(whitespace_after_arg=last.whitespace_after_arg))
+        between = call.whitespace_before_args
+    if isinstance(last.comma, cst.Comma):
+        after = last.comma.whitespace_after  # up to the closing parenthesis
+        kept, moved = _split_line_end(between, after)
+        args[-1] = last.with_changes(comma=last.comma.with_changes(whitespace_after=kept))
+        args.append(new.with_changes(comma=last.comma.with_changes(whitespace_after=moved)))
+        return args
+    if isinstance(between, cst.ParenthesizedWhitespace):  # one per line
+        kept, moved = _split_line_end(between, last.whitespace_after_arg)
+    else:
+        kept, moved = cst.SimpleWhitespace(" "), last.whitespace_after_arg
+    args[-1] = last.with_changes(
+        comma=cst.Comma(whitespace_after=kept), whitespace_after_arg=cst.SimpleWhitespace("")
+    )
+    args.append(new.with_changes(whitespace_after_arg=moved))
     return args
+
+
+def _split_line_end(
+    between: cst.BaseParenthesizableWhitespace, after: cst.BaseParenthesizableWhitespace
+) -> tuple[cst.BaseParenthesizableWhitespace, cst.BaseParenthesizableWhitespace]:
+    """Whitespace after the old last argument and after the new one.
+
+    ``between`` separates two arguments (its line break and the next argument's
+    indentation); ``after`` ran from the old last argument to the closing parenthesis.
+    The old argument keeps its own end-of-line comment; the new one ends the same way
+    the old one did, without that comment.
+    """
+    if not isinstance(between, cst.ParenthesizedWhitespace):
+        return between, after  # one line: a comment before ")" stays before ")"
+    if not isinstance(after, cst.ParenthesizedWhitespace):
+        return between.with_changes(first_line=cst.TrailingWhitespace(), empty_lines=()), after
+    kept = between.with_changes(first_line=after.first_line, empty_lines=())
+    return kept, after.with_changes(first_line=cst.TrailingWhitespace())
