@@ -243,13 +243,9 @@ def _verify(
     unsafe_fixes: bool,
     output: _Output,
 ) -> int:
-    from autosig.profile.format import load_profile, project_root_of
-    from autosig.verify.candidate import build_candidate
-    from autosig.verify.runner import VerifySettings, verify_candidate
+    from autosig.verify.runner import verify_candidate
 
-    assert isinstance(settings, VerifySettings)
-    profile = load_profile(profile_path)
-    root = project_root_of(profile, profile_path)
+    profile, root = _load(profile_path, settings)
     if not cmd:
         if not profile.command:
             raise AutosigError(
@@ -264,8 +260,7 @@ def _verify(
                 err=True,
             )
         os.chdir(root)
-    candidate = build_candidate(profile, root, unsafe_fixes=unsafe_fixes)
-    selection = _selection(candidate, output)
+    candidate, selection = _candidate(profile, root, unsafe_fixes, output)
     report, _ = verify_candidate(cmd, candidate, settings)
     return _report(report, selection, output)
 
@@ -276,18 +271,30 @@ def _replay(
     unsafe_fixes: bool,
     output: _Output,
 ) -> int:
-    from autosig.profile.format import load_profile, project_root_of
-    from autosig.verify.candidate import build_candidate
     from autosig.verify.replay import replay_candidate
+
+    profile, root = _load(profile_path, settings)
+    candidate, selection = _candidate(profile, root, unsafe_fixes, output)
+    report = replay_candidate(profile, profile_path, candidate, settings)
+    return _report(report, selection, output)
+
+
+def _load(profile_path: Path, settings: object) -> tuple[Any, Path]:
+    """The profile and its project root (the verify and replay paths start alike)."""
+    from autosig.profile.format import load_profile, project_root_of
     from autosig.verify.runner import VerifySettings
 
     assert isinstance(settings, VerifySettings)
     profile = load_profile(profile_path)
-    root = project_root_of(profile, profile_path)
+    return profile, project_root_of(profile, profile_path)
+
+
+def _candidate(profile: Any, root: Path, unsafe_fixes: bool, output: _Output) -> tuple[Any, Any]:
+    """The rewrite to verify (in memory) and which of its findings count."""
+    from autosig.verify.candidate import build_candidate
+
     candidate = build_candidate(profile, root, unsafe_fixes=unsafe_fixes)
-    selection = _selection(candidate, output)
-    report = replay_candidate(profile, profile_path, candidate, settings)
-    return _report(report, selection, output)
+    return candidate, _selection(candidate, output)
 
 
 def _selection(candidate: Any, output: _Output) -> Any:

@@ -101,32 +101,14 @@ def function_lines(text: str, path: str, qualname: str, line: int) -> set[int]:
     ``line`` is the recorded line; the site of that name nearest to it is used (the
     source may have moved a little). Only ``line`` when the source does not parse.
     """
-    import libcst as cst
-    from libcst.metadata import PositionProvider
+    from autosig.infer.source import Source
 
-    from autosig.discover import discover_text
-
-    lines = {line}
-    try:
-        wrapper, sites = discover_text(text, path)
-    except (AutosigError, cst.ParserSyntaxError):
-        return lines
-    matches = [s for s in sites if s.site.qualname == qualname]
-    if not matches:
-        return lines
+    source = Source.parse(text, path)
+    matches = [s for s in source.sites if s.site.qualname == qualname]
+    if source.wrapper is None or not matches:
+        return {line}
     site = min(matches, key=lambda s: abs(s.site.line - line))
-    lines.add(site.site.line)
-    positions = wrapper.resolve(PositionProvider)
-    nodes: list[cst.CSTNode] = []
-    if isinstance(site.function, cst.FunctionDef):
-        nodes.extend(site.function.decorators)
-    if site.call is not None:
-        nodes.append(site.call)
-    for node in nodes:
-        where = positions.get(node)
-        if where is not None:
-            lines.update(range(where.start.line, where.end.line + 1))
-    return lines
+    return {line, *source.site_lines(site)}
 
 
 def verify_selection(
