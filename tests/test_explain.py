@@ -127,6 +127,10 @@ def test_new_object_new_instance_and_variable_creation() -> None:
         "first call on tf.function object #2: a new Trainer object (each object gets its own "
         "tf.function and traces anew)",
     ]
+    summary = " ".join(explain_function(rec).summary)
+    assert "model is a new Python object in 1 trace" in summary
+    # measured (golden 04): reduce_retracing does not stop traces from new objects
+    assert "reduce_retracing=True does not help" in summary
 
 
 def test_nested_structures_name_the_path() -> None:

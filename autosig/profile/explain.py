@@ -519,8 +519,8 @@ def _summarise(record: FunctionRecord, retraces: list[Retrace], advice: _Advice)
                 f"{param} is a new Python object in {n}"
                 + (
                     planned
-                    or "; fix: pass the same object each call (create it once) or use "
-                    "reduce_retracing=True"
+                    or "; fix: pass the same object each call (create it once); "
+                    "reduce_retracing=True does not help: each new object is a new trace"
                 )
             )
         elif what == "new_instance":
