@@ -104,23 +104,44 @@ def _function_call_names(nodes: list[ast.stmt], local: set[str]) -> set[str]:
     with the methods named as ``self.f``: the regexes miss ``func=self.f`` and options
     holding parentheses, ``function(input_signature=(...))(self.f)``."""
 
-    def is_function(func: ast.expr) -> bool:
-        if isinstance(func, ast.Call):
-            return is_function(func.func)
-        if isinstance(func, ast.Attribute):
-            return func.attr == "function"
-        return isinstance(func, ast.Name) and func.id in local
-
     names: set[str] = set()
     for node in nodes:
         for call in ast.walk(node):
-            if isinstance(call, ast.Call) and is_function(call.func):
+            if isinstance(call, ast.Call) and _is_function(call.func, local):
                 for arg in (*call.args, *(k.value for k in call.keywords)):
                     for n in ast.walk(arg):
                         if isinstance(n, ast.Name):
                             names.add(n.id)
                         elif _is_own_attribute(n):
                             names.add(n.attr)  # type: ignore[attr-defined]
+    return names
+
+
+def _is_function(func: ast.expr, local: set[str]) -> bool:
+    """``<alias>.function``, a local name for it, or ``<that>(...)``."""
+    if isinstance(func, ast.Call):
+        return _is_function(func.func, local)
+    if isinstance(func, ast.Attribute):
+        return func.attr == "function"
+    return isinstance(func, ast.Name) and func.id in local
+
+
+def _loop_callees(nodes: list[ast.stmt], local: set[str]) -> set[str]:
+    """Names called in loops that create a tf.function: AS106's hoist reads those defs
+    (a helper the loop calls may change what the trace reads)."""
+    loops = (ast.For, ast.AsyncFor, ast.While)
+    names: set[str] = set()
+    for node in nodes:
+        for loop in ast.walk(node):
+            if not isinstance(loop, loops):
+                continue
+            inside = list(ast.walk(loop))
+            if any(isinstance(c, ast.Call) and _is_function(c.func, local) for c in inside):
+                names.update(
+                    c.func.id
+                    for c in inside
+                    if isinstance(c, ast.Call) and isinstance(c.func, ast.Name)
+                )
     return names
 
 
@@ -189,6 +210,7 @@ def _cut_lines(text: str) -> tuple[list[str], list[bool], dict[int, str]] | None
     kept = "".join(kept_text)
     wanted = set(_CALL_FORM_TARGET.findall(kept)) | set(_CALL_FORM_OPTIONS_FIRST.findall(kept))
     wanted |= _function_call_names(kept_nodes, names)
+    wanted |= _loop_callees(kept_nodes, names)
     wanted |= _reached(wanted, tree)
     cut = [False] * (len(lines) + 1)
     heads: dict[int, str] = {}

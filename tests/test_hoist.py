@@ -124,6 +124,13 @@ UNSAFE = {
 }
 
 
+UNSAFE["a helper the loop calls changes what the trace reads"] = (
+    TF + 'CONFIG = {"scale": 1}\ndef g(t):\n    return t * CONFIG["scale"]\n'
+    'def bump():\n    CONFIG["scale"] += 1\ndef train(data):\n    for b in data:\n'
+    "        f = tf.function(g)\n        print(f(b))\n        bump()\n"
+)
+
+
 @pytest.mark.parametrize("text", UNSAFE.values(), ids=UNSAFE.keys())
 def test_unsafe_when_the_trace_may_read_changing_state(text: str) -> None:
     assert _hoists(text, unsafe=True) == ["unsafe"]
@@ -269,6 +276,7 @@ PROGRAM_HEAD = (
     "import tensorflow as tf\nimport random as rnd\nclass C:\n    k = 1\nCFG = C()\nscale = 2\n"
     "def a(x):\n    return x\ndef b(x):\n    return rnd.random() * x\n"
     "def c(x):\n    return x * CFG.k\ndef d(x):\n    return a(x) * scale\n"
+    "def bump():\n    CFG.k += 1\ndef log(x):\n    return x\n"
 )
 CREATIONS = {
     "f": "tf.function(a)",
@@ -279,7 +287,7 @@ CREATIONS = {
     "q": "tf.function(jit_compile=True)(d)",
     "r": "tf.function(lambda y: model(y))",
 }
-MUTATIONS = ["CFG.k = x", "model.reset()", "model = make(x)", "CFG.k += 1"]
+MUTATIONS = ["CFG.k = x", "model.reset()", "model = make(x)", "CFG.k += 1", "bump()", "log(x)"]
 
 
 def _program(seed: int) -> str:

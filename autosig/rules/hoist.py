@@ -536,14 +536,20 @@ def _trace_is_fixed(
         if len(assignments) > 1 or any(_from_elsewhere(ctx, a) for a in assignments):
             return False
     roots = {n.value for n in free}
-    for function in traced:
-        if index.find(function, cst.Global, cst.Nonlocal):
-            return False
-        if any(_root(store) in roots for store in _stores(index, function)):
-            return False
-        if any(_impure(ctx, call, roots) for call in index.find(function, cst.Call)):
-            return False
     objects = {n.value for n in free if _is_object(ctx, n)}
+    for function in traced:
+        if _changes_state(ctx, index, function, roots):
+            return False
+    # this file's functions the loop calls may change what the trace reads: bump()
+    # doing CONFIG["scale"] += 1, reset() rebinding a global
+    called = [_function(ctx, call.func) for call in index.find(loop, cst.Call)]
+    reached: dict[int, cst.FunctionDef | cst.Lambda] = {}
+    for function in called:
+        if function is not None and id(function) not in reached:
+            reached.update((id(f), f) for f in _traced_functions(ctx, index, function))
+    for function in reached.values():
+        if _changes_state(ctx, index, function, objects):
+            return False
     for call in index.find(loop, cst.Call):
         func = call.func
         if isinstance(func, cst.Attribute) and _root(_path(func) or "") in objects:
@@ -552,6 +558,17 @@ def _trace_is_fixed(
             if isinstance(arg.value, cst.Name) and arg.value.value in objects:
                 return False  # ... or have it changed: update(config)
     return not any(_root(store) in objects for store in _stores(index, loop))
+
+
+def _changes_state(
+    ctx: RuleContext, index: _Index, function: cst.FunctionDef | cst.Lambda, roots: set[str]
+) -> bool:
+    """Whether running ``function`` may change a value reached from ``roots``."""
+    if index.find(function, cst.Global, cst.Nonlocal):
+        return True
+    if any(_root(store) in roots for store in _stores(index, function)):
+        return True
+    return any(_impure(ctx, call, roots) for call in index.find(function, cst.Call))
 
 
 def _impure(ctx: RuleContext, call: cst.Call, roots: set[str]) -> bool:
