@@ -59,7 +59,19 @@ def _mentions(lines: list[str], span: tuple[int, int], local: re.Pattern[str] | 
 
 
 _SELF_USE = re.compile(r"self\s*\.\s*([A-Za-z_]\w*)")
-_SELF_SET = re.compile(r"self\s*\.\s*([A-Za-z_]\w*)\s*(?:[-+*/%@&|^<>]{1,3})?=(?!=)")
+
+
+def _self_stores(method: ast.stmt) -> set[str]:
+    """Attributes of ``self`` the method assigns or deletes, in any form: ``self.n = 0``,
+    ``self.n: int = 0``, ``(self.n) += 1``, ``self.a, self.b = ...``, ``for self.i in``."""
+    return {
+        node.attr
+        for node in ast.walk(method)
+        if isinstance(node, ast.Attribute)
+        and isinstance(node.ctx, (ast.Store, ast.Del))
+        and isinstance(node.value, ast.Name)
+        and node.value.id == "self"
+    }
 
 
 def _class_members_to_drop(
@@ -78,7 +90,7 @@ def _class_members_to_drop(
     used = {a for m in traced for a in _SELF_USE.findall(texts[id(m)])}
     drop = []
     for m in methods:
-        if m in relevant or set(_SELF_SET.findall(texts[id(m)])) & used:
+        if m in relevant or _self_stores(m) & used:
             continue
         drop.append(m)
     if len(drop) == len(node.body):

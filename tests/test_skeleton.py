@@ -229,3 +229,16 @@ def test_check_sees_names_bound_by_cut_defs() -> None:
     full = [violation_to_finding(ctx, r, v) for r, v in check_context(ctx, select_rules())]
     assert check_text(text, "m.py") == full
     assert [(f.code, f.fixable) for f in full] == [("AS106", False)]
+
+
+@pytest.mark.parametrize(
+    "store",
+    ["self.steps: int = 0", "(self.steps) = 0", "self.steps, self.other = 0, None"],
+)
+def test_methods_storing_a_used_attribute_in_any_form_are_kept(store: str) -> None:
+    text = (
+        "import tensorflow as tf\nclass T(tf.Module):\n    def __init__(self):\n"
+        "        self.steps = 0\n    @tf.function\n    def step(self, x):\n"
+        f"        self.steps += 1\n        return x\n    def reset(self):\n        {store}\n"
+    )
+    assert store in skeleton(text)
