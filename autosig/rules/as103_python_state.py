@@ -9,6 +9,7 @@ import libcst.matchers as m
 from libcst.metadata import ScopeProvider
 
 from autosig.discover import FunctionSite
+from autosig.metadata import iter_tree
 from autosig.rules.base import Invalid, Rule, Violation
 from autosig.rules.context import RuleContext
 
@@ -118,6 +119,13 @@ class PythonState(Rule):
             # reset elsewhere: a Variable would be replaced by an int, so no fix
             "import tensorflow as tf\nclass C:\n    def __init__(self):\n        self.n = 0\n"
             "    def reset(self):\n        self.n = 0\n"
+            "    @tf.function\n    def step(self, x):\n        self.n += 1\n        return x\n",
+            None,
+        ),
+        Invalid(
+            # ... also when the reset assigns it as part of a tuple
+            "import tensorflow as tf\nclass C:\n    def __init__(self):\n        self.n = 0\n"
+            "    def reset(self):\n        self.n, self.m = 0, None\n"
             "    @tf.function\n    def step(self, x):\n        self.n += 1\n        return x\n",
             None,
         ),
@@ -334,7 +342,9 @@ def _self_fix(
             start = stmt.body[0]  # type: ignore[attr-defined]
     writes = [
         w
-        for w in m.findall(klass, m.Assign() | m.AugAssign() | m.AnnAssign())
+        for w in m.findall(
+            klass, m.Assign() | m.AugAssign() | m.AnnAssign() | m.For() | m.Del() | m.WithItem()
+        )
         if w is not start
         and not (id(w) in traced and isinstance(w, cst.AugAssign))
         and _writes_attr(w, attr)
@@ -365,12 +375,20 @@ def _self_fix(
 
 
 def _writes_attr(node: cst.CSTNode, attr: str) -> bool:
-    targets: list[cst.BaseExpression] = []
+    """Whether ``node`` binds an attribute named ``attr``, in any target form
+    (``a, self.n = ...``, ``for self.n in``, ``with x as self.n``, ``del self.n``)."""
+    targets: list[cst.CSTNode] = []
     if isinstance(node, cst.Assign):
         targets = [t.target for t in node.targets]
-    elif isinstance(node, (cst.AugAssign, cst.AnnAssign)):
+    elif isinstance(node, (cst.AugAssign, cst.AnnAssign, cst.For, cst.Del)):
         targets = [node.target]
-    return any(isinstance(t, cst.Attribute) and t.attr.value == attr for t in targets)
+    elif isinstance(node, cst.WithItem) and node.asname is not None:
+        targets = [node.asname.name]
+    return any(
+        isinstance(t, cst.Attribute) and t.attr.value == attr
+        for target in targets
+        for t in iter_tree(target)
+    )
 
 
 def _class_number(klass: cst.ClassDef, attr: str) -> cst.BaseExpression | None:
