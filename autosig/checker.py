@@ -43,6 +43,16 @@ class CheckResult:
     notices: list[SizeNotice] = field(default_factory=list)
     """Files large enough to be slow, and files skipped as over ``max_file_size``."""
 
+    @property
+    def skipped(self) -> list[SizeNotice]:
+        """Files found but not checked (over ``max_file_size``)."""
+        return [notice for notice in self.notices if notice.skipped]
+
+    @property
+    def files_checked(self) -> int:
+        """Python files really checked: those seen less those skipped."""
+        return self.files_seen - len(self.skipped)
+
 
 @dataclass(frozen=True)
 class _Task:
@@ -115,6 +125,71 @@ def check_paths(
     result.findings.sort(key=lambda f: (f.path, f.line, f.col, f.code, f.message))
     result.errors.sort(key=lambda e: (e.path or "", e.message))
     return result
+
+
+def require_runnable_rules(
+    select: Sequence[str] | None,
+    ignore: Sequence[str] | None,
+    config: Config,
+    *,
+    command: str = "check",
+    profile: bool = False,
+) -> None:
+    """Refuse a selection that leaves ``command`` no rule to run (AutosigError naming why).
+
+    ``--select AS301`` (a verify code) or ``AS2`` (profile codes, without a profile)
+    would otherwise check nothing and report "No findings", passing a CI gate. The
+    selection is ``select`` (the command line), else the config's, less every ignore;
+    ``profile``: the command has a profile, so profile codes run too.
+    """
+    from autosig.rules.registry import code_kind, expand_codes, selected_codes
+
+    chosen = select if select is not None else config.select
+    ignored = tuple(config.ignore) + tuple(ignore or ())
+    runnable = {"static", "profile"} if profile else {"static"}
+    if any(code_kind(code) in runnable for code in selected_codes(chosen, ignored)):
+        return
+    if chosen is None:
+        if ignore:
+            what, path = f"--ignore {','.join(ignore)}", None
+        else:
+            what, path = _config_list("ignore", config.ignore), _source(config)
+        raise AutosigError(f"{what} ignores every rule autosig {command} runs", path)
+    picked = sorted(expand_codes(chosen))
+    reasons = []
+    verify = [code for code in picked if code_kind(code) == "verify"]
+    if verify:
+        reasons.append(f"{_are(verify, 'a verify code')} (use autosig verify)")
+    from_profile = [code for code in picked if code_kind(code) == "profile"]
+    if from_profile and "profile" not in runnable:
+        where = "add --profile FILE" if command == "fix" else "use autosig fix --profile FILE"
+        reasons.append(f"{_are(from_profile, 'a profile code')} ({where})")
+    left = [code for code in picked if code_kind(code) in runnable]
+    if left:
+        reasons.append(f"{_are(left, 'ignored', plural='ignored')}")
+    if select is not None:
+        what, path = f"--select {','.join(select)}", None
+    else:
+        what, path = _config_list("select", chosen), _source(config)
+    raise AutosigError(
+        f"{what} leaves no rule for autosig {command} to run: {'; '.join(reasons)}", path
+    )
+
+
+def _config_list(key: str, codes: Sequence[str]) -> str:
+    return f"{key} = [" + ", ".join(f'"{code}"' for code in codes) + "]"
+
+
+def _source(config: Config) -> str | None:
+    return str(config.source) if config.source is not None else None
+
+
+def _are(codes: Sequence[str], what: str, plural: str | None = None) -> str:
+    """``AS301 is a verify code`` / ``AS301, AS302 are verify codes``."""
+    if len(codes) == 1:
+        return f"{codes[0]} is {what}"
+    many = plural or what.removeprefix("a ") + "s"
+    return f"{', '.join(codes)} are {many}"
 
 
 def _worker_count(jobs: int | None, files: int) -> int:

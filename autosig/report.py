@@ -20,6 +20,7 @@ import click
 
 from autosig import __version__
 from autosig.errors import AutosigError
+from autosig.files import SizeNotice
 from autosig.model import Finding
 
 FORMATS = ("text", "json", "sarif", "github")
@@ -33,11 +34,16 @@ def render_findings(
     findings: Sequence[Finding],
     errors: Sequence[AutosigError] = (),
     fmt: str = "text",
+    skipped: Sequence[SizeNotice] = (),
 ) -> str:
     """The report for stdout, ending with a newline unless empty.
 
     ``errors`` appear in text, sarif and github output; ``json`` is a plain list of
-    findings, so its errors go to stderr (see ``write_report``).
+    findings, so its errors go to stderr (see ``write_report``). ``skipped`` (files
+    never checked, as over max-file-size) become a sarif tool notification and a github
+    ``::warning`` annotation, so a CI run that skipped a file shows it where the
+    findings are; text and json leave them to the warning on stderr, which the caller
+    prints as soon as the file is met.
     """
     if fmt == "text":
         lines = [format_text(f) for f in findings]
@@ -45,10 +51,11 @@ def render_findings(
     elif fmt == "json":
         return json.dumps([finding_json(f) for f in findings], indent=2) + "\n"
     elif fmt == "sarif":
-        return json.dumps(sarif_log(findings, errors), indent=2) + "\n"
+        return json.dumps(sarif_log(findings, errors, skipped), indent=2) + "\n"
     elif fmt == "github":
         lines = [format_github(f) for f in findings]
         lines += [format_github_error(e) for e in errors]
+        lines += [format_github_skipped(s) for s in skipped]
     else:
         raise AutosigError(f"unknown output format {fmt!r} (choose from {', '.join(FORMATS)})")
     return "".join(line + "\n" for line in lines)
@@ -65,13 +72,16 @@ def write_report(
     unsafe_fixes: bool = False,
     stdout: IO[str] | None = None,
     stderr: IO[str] | None = None,
+    skipped: Sequence[SizeNotice] = (),
 ) -> None:
     """Write the report to stdout (or ``output``) and a summary line to stderr.
 
     ``quiet`` drops the summary line (and nothing else). For json, errors are also
     written to stderr, one line each, since the JSON list holds only findings.
+    ``skipped``: files not checked (over max-file-size), counted in the summary line
+    and shown in sarif and github output (their warnings are the caller's to print).
     """
-    text = render_findings(findings, errors, fmt)
+    text = render_findings(findings, errors, fmt, skipped)
     if output is not None:
         try:
             Path(output).write_text(text, encoding="utf-8")
@@ -84,7 +94,9 @@ def write_report(
         for error in errors:
             click.echo(format_error(error), file=err, err=err is None)
     if not quiet:
-        line = summary_line(findings, errors, files_checked, unsafe_fixes=unsafe_fixes)
+        line = summary_line(
+            findings, errors, files_checked, unsafe_fixes=unsafe_fixes, skipped=len(skipped)
+        )
         click.echo(line, file=err, err=err is None)
 
 
@@ -94,8 +106,14 @@ def summary_line(
     files_checked: int | None = None,
     *,
     unsafe_fixes: bool = False,
+    skipped: int = 0,
 ) -> str:
-    """``Found 3 findings (2 fixable with `autosig fix`).`` and friends."""
+    """``Found 3 findings (2 fixable with `autosig fix`).`` and friends.
+
+    ``files_checked`` counts only files really checked; ``skipped`` files (over
+    max-file-size) are named apart, so "No findings" never vouches for a file
+    nobody read.
+    """
     files = f" in {_plural(files_checked, 'file')}" if files_checked is not None else ""
     if findings:
         safe = sum(1 for f in findings if f.fixable and f.fix_safety != "unsafe")
@@ -106,9 +124,16 @@ def summary_line(
         line = f"Found {_plural(len(findings), 'finding')}{files} ({safe} fixable with `autosig fix`{extra})."
     else:
         line = f"No findings{files}."
+    if skipped:
+        line = line[:-1] + f"; {skipped_phrase(skipped)}."
     if errors:
         line += f" {_plural(len(errors), 'error')}: see above."
     return line
+
+
+def skipped_phrase(count: int) -> str:
+    """``1 file skipped (over the size limit)``: the summaries' words for unchecked files."""
+    return f"{_plural(count, 'file')} skipped (over the size limit)"
 
 
 def _plural(n: int, word: str) -> str:
@@ -171,6 +196,17 @@ def format_github_error(error: AutosigError) -> str:
     return f"::error::{_escape_data(error.message)}"
 
 
+def format_github_skipped(notice: SizeNotice) -> str:
+    """A file-level ``::warning`` for a file not checked, so the run's summary shows it."""
+    props = f"file={_escape_property(notice.path)},title=file skipped"
+    return f"::warning {props}::{_escape_data(_skip_text(notice))}"
+
+
+def _skip_text(notice: SizeNotice) -> str:
+    """The warning's words without the ``path: warning:`` prefix (formats add their own)."""
+    return str(notice).removeprefix(f"{notice.path}: warning: ")
+
+
 # -- sarif ----------------------------------------------------------------------------
 
 
@@ -191,8 +227,17 @@ def _quote(path: str) -> str:
     return quote(path, safe="/")
 
 
-def sarif_log(findings: Sequence[Finding], errors: Sequence[AutosigError] = ()) -> dict[str, Any]:
-    """A SARIF 2.1.0 log with one run, as GitHub code scanning accepts it."""
+def sarif_log(
+    findings: Sequence[Finding],
+    errors: Sequence[AutosigError] = (),
+    skipped: Sequence[SizeNotice] = (),
+) -> dict[str, Any]:
+    """A SARIF 2.1.0 log with one run, as GitHub code scanning accepts it.
+
+    Errors and ``skipped`` files are ``toolExecutionNotifications`` of the invocation
+    (level error and warning): neither has a result, and a skip alone does not make
+    the execution unsuccessful.
+    """
     rules = rule_descriptors(f.code for f in findings)
     index = {rule["id"]: i for i, rule in enumerate(rules)}
     results = []
@@ -229,6 +274,17 @@ def sarif_log(findings: Sequence[Finding], errors: Sequence[AutosigError] = ()) 
                 {"physicalLocation": {"artifactLocation": {"uri": artifact_uri(error.path)}}}
             ]
         notifications.append(note)
+    for notice in skipped:
+        notifications.append(
+            {
+                "level": "warning",
+                "message": {"text": str(notice)},
+                "locations": [
+                    {"physicalLocation": {"artifactLocation": {"uri": artifact_uri(notice.path)}}}
+                ],
+                "properties": {"skipped": True, "size": notice.size, "limit": notice.limit},
+            }
+        )
     return {
         "$schema": SARIF_SCHEMA,
         "version": SARIF_VERSION,

@@ -516,3 +516,97 @@ def test_real_subprocess(tmp_path: Path) -> None:
         timeout=120,
     )
     assert clean.returncode == 0 and clean.stdout == ""
+
+
+# -- files skipped as over max-file-size ----------------------------------------------------
+
+
+def test_a_skipped_file_is_counted_apart_in_the_summary(tmp_path: Path) -> None:
+    big = DIRTY + "# padding\n" * 20
+    make_tree(tmp_path, {"big.py": big, "clean.py": CLEAN})
+    limit = str(len(big) - 1)
+    result = run(["--max-file-size", limit, str(tmp_path / "big.py")])
+    assert result.exit_code == 0, result.output  # documented: a skip does not change it
+    assert result.stdout == ""
+    assert result.stderr.splitlines()[-1] == (
+        "No findings in 0 files; 1 file skipped (over the size limit)."
+    )
+    both = run(["--max-file-size", limit, str(tmp_path)])
+    assert both.stderr.splitlines()[-1] == (
+        "No findings in 1 file; 1 file skipped (over the size limit)."
+    )
+    quiet = run(["-q", "--max-file-size", limit, str(tmp_path)])
+    assert len(quiet.stderr.splitlines()) == 1 and "big.py: warning: skipped" in quiet.stderr
+
+
+def test_a_skipped_file_shows_in_sarif_and_github(tmp_path: Path) -> None:
+    make_tree(tmp_path, {"big.py": DIRTY, "small.py": DIRTY.replace("step", "s")})
+    big = tmp_path / "big.py"
+    args = ["--max-file-size", str(len(DIRTY) - 1), str(big), str(tmp_path / "small.py")]
+    sarif = json.loads(run(["--format", "sarif", *args]).stdout)
+    invocation = sarif["runs"][0]["invocations"][0]
+    assert invocation["executionSuccessful"] is True  # a skip is a warning, not a failure
+    (note,) = invocation["toolExecutionNotifications"]
+    assert note["level"] == "warning" and "skipped" in note["message"]["text"]
+    assert note["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == big.as_uri()
+    assert note["properties"] == {"skipped": True, "size": len(DIRTY), "limit": len(DIRTY) - 1}
+    assert sarif["runs"][0]["results"]  # small.py was still checked
+    github = run(["--format", "github", *args])
+    assert github.exit_code == 1
+    skip_lines = [line for line in github.stdout.splitlines() if "title=file skipped" in line]
+    assert len(skip_lines) == 1
+    assert skip_lines[0].startswith(f"::warning file={big},title=file skipped::skipped: ")
+    # json stays a list of findings; the skip is on stderr and in the summary
+    as_json = run(["--format", "json", *args])
+    assert isinstance(json.loads(as_json.stdout), list)
+    assert "1 file skipped" in as_json.stderr and "big.py: warning: skipped" in as_json.stderr
+
+
+# -- a selection that leaves check nothing to run -------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("select", "why"),
+    [
+        ("AS301", "AS301 is a verify code (use autosig verify)"),
+        ("AS3", "AS301, AS302 are verify codes (use autosig verify)"),
+        ("AS2", "AS201, AS202, AS203, AS204 are profile codes (use autosig fix --profile FILE)"),
+    ],
+)
+def test_select_of_only_non_static_codes_is_an_error(tmp_path: Path, select: str, why: str) -> None:
+    make_tree(tmp_path, {"dirty.py": DIRTY})
+    result = run(["--select", select, str(tmp_path)])
+    assert result.exit_code == 2, result.output
+    assert result.stderr == (
+        f"error: --select {select} leaves no rule for autosig check to run: {why}\n"
+    )
+    assert result.stdout == ""
+
+
+def test_select_with_some_static_code_still_runs(tmp_path: Path) -> None:
+    make_tree(tmp_path, {"dirty.py": DIRTY})
+    result = run(["--select", "AS101,AS3", str(tmp_path)])
+    assert result.exit_code == 1 and codes(result) == [("dirty.py", "AS101")]
+
+
+def test_select_whose_static_codes_are_all_ignored_is_an_error(tmp_path: Path) -> None:
+    make_tree(tmp_path, {"dirty.py": DIRTY})
+    result = run(["--select", "AS101,AS2", "--ignore", "AS1", str(tmp_path)])
+    assert result.exit_code == 2
+    assert "AS101 is ignored" in result.stderr and "profile codes" in result.stderr
+    everything = run(["--ignore", "ALL", str(tmp_path)])
+    assert everything.exit_code == 2
+    assert everything.stderr == "error: --ignore ALL ignores every rule autosig check runs\n"
+
+
+def test_config_select_of_only_verify_codes_names_the_config(tmp_path: Path) -> None:
+    config = tmp_path / "pyproject.toml"
+    make_tree(tmp_path, {"pyproject.toml": '[tool.autosig]\nselect = ["AS3"]\n', "d.py": DIRTY})
+    result = run([str(tmp_path)])
+    assert result.exit_code == 2
+    assert result.stderr == (
+        f'{config}: error: select = ["AS3"] leaves no rule for autosig check to run: '
+        "AS301, AS302 are verify codes (use autosig verify)\n"
+    )
+    # --select replaces the config's selection, so it can still run check
+    assert codes(run(["--select", "AS101", str(tmp_path)])) == [("d.py", "AS101")]

@@ -435,3 +435,72 @@ def test_profile_then_fix_verify_writes_the_verified_signature(tmp_path: Path) -
         check=False,
     )
     assert "TRACES 1" in rerun.stdout
+
+
+# -- files skipped as over max-file-size ----------------------------------------------------
+
+
+def test_a_skipped_file_is_counted_apart_and_annotated(tree: Path) -> None:
+    big = DIRTY + "# padding\n" * 20
+    (tree / "pkg" / "dirty.py").write_text(big)
+    limit = str(len(big) - 1)  # dirty.py is over it, left.py under it
+    result = run(["fix", "pkg/dirty.py", "--max-file-size", limit], tree)
+    assert result.exit_code == 0, result.output  # a skip is a warning, not an error
+    assert (tree / "pkg" / "dirty.py").read_text() == big
+    assert result.stderr.splitlines()[-1] == (
+        "Nothing to fix in 0 files; 1 file skipped (over the size limit)."
+    )
+    github = run(["fix", "pkg", "--max-file-size", limit, "--format", "github"], tree)
+    assert github.exit_code == 1  # left.py's AS105 remains
+    lines = github.stdout.splitlines()
+    assert any(line.startswith("::warning file=pkg/left.py,line=6") for line in lines)
+    assert [line for line in lines if "title=file skipped" in line] == [
+        f"::warning file=pkg/dirty.py,title=file skipped::skipped: {len(big)} bytes is over "
+        f"the max-file-size of {limit} bytes (raise it with --max-file-size or the config's "
+        "'max-file-size'; 0 = no limit)"
+    ]
+    assert github.stderr.splitlines()[-1] == (
+        "Nothing to fix in 2 files; 1 problem left (see above); 1 file skipped "
+        "(over the size limit)."
+    )
+
+
+# -- a selection that leaves fix nothing to run ---------------------------------------------
+
+
+def test_select_of_profile_codes_needs_a_profile(tree: Path) -> None:
+    result = run(["fix", "pkg", "--select", "AS2"], tree)
+    assert result.exit_code == 2
+    assert result.stderr == (
+        "error: --select AS2 leaves no rule for autosig fix to run: AS201, AS202, AS203, "
+        "AS204 are profile codes (add --profile FILE)\n"
+    )
+    assert (tree / "pkg" / "dirty.py").read_text() == DIRTY
+
+
+def test_select_of_verify_codes_is_an_error_even_with_a_profile(project: Path) -> None:
+    profile = write_profile(project, TRAIN)
+    result = run(["fix", "src", "--profile", str(profile), "--select", "AS301"], project)
+    assert result.exit_code == 2
+    assert result.stderr == (
+        "error: --select AS301 leaves no rule for autosig fix to run: AS301 is a verify code "
+        "(use autosig verify)\n"
+    )
+    assert (project / "src" / "train.py").read_text() == TRAIN
+
+
+def test_select_of_profile_codes_with_a_profile_signs_only(project: Path) -> None:
+    profile = write_profile(project, TRAIN)
+    result = run(["fix", "src", "--profile", str(profile), "--select", "AS2", "--diff"], project)
+    assert result.exit_code == 1, result.output  # changes to review
+    assert "input_signature=[" in result.stdout
+    assert "tf.print" not in result.stdout
+
+
+def test_config_select_of_profile_codes_without_profile_names_the_config(tree: Path) -> None:
+    config = tree / "pyproject.toml"
+    config.write_text('[tool.autosig]\nselect = ["AS2"]\n')
+    result = run(["fix", "pkg"], tree)
+    assert result.exit_code == 2
+    assert result.stderr.startswith(f'{config}: error: select = ["AS2"] leaves no rule')
+    assert (tree / "pkg" / "dirty.py").read_text() == DIRTY

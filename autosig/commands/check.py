@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from autosig.checker import check_paths
+from autosig.checker import check_paths, require_runnable_rules
 from autosig.commands.options import (
     common_options,
     ignore_option,
@@ -37,7 +37,9 @@ Examples:
 Exit codes: 0 no findings, 1 findings, 2 an error (bad path, bad config, a file
 that does not parse or is not valid text). Errors win over findings; every other
 file is still checked. A file skipped as over --max-file-size is a warning on
-stderr and does not change the exit code.
+stderr (and in sarif and github output), is counted apart in the summary line, and
+does not change the exit code. A --select (or config 'select') that leaves no
+static rule, such as only verify (AS3xx) or profile (AS2xx) codes, is an error.
 """,
 )
 @click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
@@ -73,6 +75,7 @@ def command(
     """
     try:
         config = load_config(paths, config_file)
+        require_runnable_rules(select, ignore, config, command="check")
     except AutosigError as exc:
         click.echo(format_error(exc), err=True)
         sys.exit(EXIT_ERROR)
@@ -95,8 +98,9 @@ def command(
         output_format,
         quiet=quiet,
         output=output_file,
-        files_checked=result.files_seen,
+        files_checked=result.files_checked,
         unsafe_fixes=config.unsafe_fixes,
+        skipped=result.skipped,
     )
     if result.errors:
         sys.exit(EXIT_ERROR)

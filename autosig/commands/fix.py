@@ -21,6 +21,7 @@ from typing import Any
 
 import click
 
+from autosig.checker import require_runnable_rules
 from autosig.commands.options import (
     common_options,
     ignore_option,
@@ -41,7 +42,7 @@ from autosig.files import (
 from autosig.patch import display_path, unified_diff, write_patch
 from autosig.plan import Plan
 from autosig.progress import Progress
-from autosig.report import format_error, render_findings
+from autosig.report import format_error, render_findings, skipped_phrase
 from autosig.rewrite.engine import FixResult, fix_text
 from autosig.rewrite.summary import file_summary, patch_header, total_summary
 
@@ -90,7 +91,9 @@ Examples:
 Exit codes: 0 everything fixed (or, with --diff/--patch-out, nothing would change);
 1 problems left unfixed (or, with --diff/--patch-out, changes to review); 2 an error
 (bad path, a file that does not parse, a read-only file, a bad profile). Other files
-are still fixed. A file skipped as over --max-file-size is a warning, not an error.
+are still fixed. A file skipped as over --max-file-size is a warning (also in sarif
+and github output, and counted in the summary), not an error. A --select that leaves
+no rule to run (only verify codes, or profile codes without --profile) is an error.
 """,
 )
 @click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
@@ -172,12 +175,15 @@ def command(
         config = load_config(paths, config_file)
         if verify and profile_path is None:
             raise AutosigError("--verify needs --profile (it replays the profiled command)")
+        require_runnable_rules(
+            select, ignore, config, command="fix", profile=profile_path is not None
+        )
     except AutosigError as exc:
         _fail(exc)
     unsafe = config.unsafe_fixes if unsafe_fixes is None else unsafe_fixes
     errors: list[AutosigError] = []
     limit = config.max_file_size if max_file_size is None else max_file_size
-    files, seen = _collect(paths, config, select, ignore, exclude, errors, limit, quiet)
+    files, seen, skipped = _collect(paths, config, select, ignore, exclude, errors, limit, quiet)
 
     plan: Plan | None = None
     profile = None
@@ -232,7 +238,7 @@ def command(
     results_only = [result for _, result in by_file]
     remaining = [f for result in results_only for f in result.findings]
     if not show_diff:
-        report = render_findings(remaining, [], output_format)
+        report = render_findings(remaining, [], output_format, skipped)
         if report:
             click.echo(report, nl=False)
     for error in sorted(errors, key=lambda e: (e.path or "", e.message)):
@@ -246,10 +252,12 @@ def command(
         if patch_out is not None:
             what = "the diff" if diff else "an empty patch (nothing to change)"
             click.echo(f"Wrote {what} to {patch_out}.", err=True)
-        click.echo(
-            total_summary(results_only, written=not dry_run, errors=len(errors), files_seen=seen),
-            err=True,
+        summary = total_summary(
+            results_only, written=not dry_run, errors=len(errors), files_seen=seen - len(skipped)
         )
+        if skipped:
+            summary = f"{summary.removesuffix('.')}; {skipped_phrase(len(skipped))}."
+        click.echo(summary, err=True)
     if errors:
         sys.exit(EXIT_ERROR)
     if dry_run:
@@ -274,14 +282,15 @@ def _collect(
     errors: list[AutosigError],
     max_file_size: int,
     quiet: bool,
-) -> tuple[list[_File], int]:
-    """Every Python file under ``paths`` that may hold a tf.function, read; and how many
-    Python files there were in all.
+) -> tuple[list[_File], int, list[SizeNotice]]:
+    """Every Python file under ``paths`` that may hold a tf.function, read; how many
+    Python files there were in all; and those skipped.
 
     Files over ``max_file_size`` (0: no limit) are left out with a warning on stderr,
     and large ones get a note there (unless ``quiet``) before the slow work starts.
     """
     files: list[_File] = []
+    skipped: list[SizeNotice] = []
     seen = 0
     for item in iter_python_files(paths, exclude=tuple(config.exclude) + tuple(exclude)):
         if isinstance(item, AutosigError):
@@ -301,13 +310,14 @@ def _collect(
         if notice is not None and (notice.skipped or not quiet):
             click.echo(str(notice), err=True)
         if notice is not None and notice.skipped:
+            skipped.append(notice)
             continue
         file_select, file_ignore = config.rules_for(item)
         if select is not None:
             file_select = tuple(select)
         file_ignore = tuple(file_ignore) + tuple(c for c in ignore or () if c not in file_ignore)
         files.append(_File(source, display_path(item), "", file_select, file_ignore))
-    return files, seen
+    return files, seen, skipped
 
 
 def _size_notice(path: Path, limit: int) -> SizeNotice | None:
