@@ -253,10 +253,12 @@ def command(
             what = "the diff" if diff else "an empty patch (nothing to change)"
             click.echo(f"Wrote {what} to {patch_out}.", err=True)
         summary = total_summary(
-            results_only, written=not dry_run, errors=len(errors), files_seen=seen - len(skipped)
+            results_only,
+            written=not dry_run,
+            errors=len(errors),
+            files_seen=seen - len(skipped),
+            skipped=skipped_phrase(len(skipped)) if skipped else "",
         )
-        if skipped:
-            summary = f"{summary.removesuffix('.')}; {skipped_phrase(len(skipped))}."
         click.echo(summary, err=True)
     if errors:
         sys.exit(EXIT_ERROR)

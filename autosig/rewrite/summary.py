@@ -60,7 +60,12 @@ def file_summary(
 
 
 def total_summary(
-    results: Sequence[FixResult], *, written: bool, errors: int = 0, files_seen: int = 0
+    results: Sequence[FixResult],
+    *,
+    written: bool,
+    errors: int = 0,
+    files_seen: int = 0,
+    skipped: str = "",
 ) -> str:
     """One closing line, like ruff's ``Found 5 errors (4 fixed, 1 remaining).``"""
     changed = [r for r in results if r.changed]
@@ -87,6 +92,8 @@ def total_summary(
         line += f"; {_plural(left, 'problem')} left (see above)"
     if errors:
         line += f"; {_plural(errors, 'error')}"
+    if skipped:
+        line += f"; {skipped}"  # e.g. "1 file skipped (over the size limit)"
     return line + "."
 
 
