@@ -77,7 +77,8 @@ class FunctionCreatedPerCall(Rule):
     has no value before the loop (a loop that runs zero times would keep it). The fix
     is safe when the wrapped function is a `def` or lambda of this file whose trace
     reads only names bound once, and neither it nor a def it calls mutates outside
-    state, prints or draws Python random numbers, times or other changing values;
+    state, prints or draws Python random numbers, times or other changing values,
+    and no function of this file that the loop calls mutates what the trace reads;
     otherwise (`tf.function(model)`, `tf.function(self.step)`, a trace calling
     `random.random()`) it is unsafe, as the old code traced anew on each iteration and
     saw each change. All creations moving out of one loop nest move together, as
