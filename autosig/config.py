@@ -120,15 +120,22 @@ class Config:
                 return override
         return None
 
-    def relax_for(self, path: Path | str, qualname: str, param: str | None = None) -> str:
-        """Shape policy for one parameter: parameter override > function override > global."""
+    def relax_for(
+        self,
+        path: Path | str,
+        qualname: str,
+        param: str | None = None,
+        default: str | None = None,
+    ) -> str:
+        """Shape policy for one parameter: parameter override > function override >
+        ``default`` (``fix --relax``) > the config's own."""
         override = self.override_for(path, qualname)
         if override is not None:
             if param is not None and param in override.params:
                 return override.params[param]
             if override.relax is not None:
                 return override.relax
-        return self.relax
+        return default if default is not None else self.relax
 
 
 def known_codes(patterns: Sequence[str]) -> set[str]:

@@ -437,13 +437,7 @@ def _infer_options(config: Config, relax: str | None, root: Path) -> Any:
 
     def overrides(path: str, qualname: str, param: str | None) -> str:
         absolute = Path(path) if Path(path).is_absolute() else root / path
-        override = config.override_for(absolute, qualname)
-        if override is not None:
-            if param is not None and param in override.params:
-                return override.params[param]
-            if override.relax is not None:
-                return override.relax
-        return default
+        return config.relax_for(absolute, qualname, param, default=default)
 
     return InferOptions(relax=default, overrides=overrides)
 
