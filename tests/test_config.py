@@ -195,6 +195,9 @@ def test_relax_for_precedence(tmp_path: Path) -> None:
     assert config.relax_for(train, "other") == "batch"  # global
     assert config.relax_for(tmp_path / "src" / "eval.py", "eval_step", "x") == "none"  # glob
     assert config.relax_for(tmp_path / "lib" / "eval.py", "eval_step", "x") == "batch"
+    # fix --relax replaces the global policy, never a function's own override
+    assert config.relax_for(train, "other", default="all") == "all"
+    assert config.relax_for(train, "Model.step", "images", default="all") == "none"
 
 
 def test_config_is_plain_data() -> None:
