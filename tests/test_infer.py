@@ -879,3 +879,26 @@ def test_plan_survives_json_round_trip_of_the_profile() -> None:
 )
 def test_spec_accepts(spec: Any, value: dict[str, Any], ok: bool) -> None:
     assert spec_accepts(spec, value) is ok
+
+
+def test_options_from_config_read_profile_paths_from_the_root(tmp_path, monkeypatch) -> None:
+    """fix, explain and verify share this: a working directory below the root used to
+    make verify miss a function's override (its path was read against the cwd)."""
+    from autosig.config import load_config
+
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.autosig]\nrelax = "batch"\n'
+        '[tool.autosig.functions."src/train.py::step"]\nrelax = "all"\n'
+    )
+    (tmp_path / "src").mkdir()
+    monkeypatch.chdir(tmp_path / "src")
+    config = load_config([tmp_path])
+    options = InferOptions.from_config(config, tmp_path)
+    assert options.relax_for("src/train.py", "step", "x") == "all"
+    assert options.relax_for("src/train.py", "other", "x") == "batch"
+    relaxed = InferOptions.from_config(config, tmp_path, relax="none")
+    assert relaxed.relax_for("src/train.py", "other", None) == "none"
+    assert relaxed.relax_for("src/train.py", "step", None) == "all"
+    from autosig.verify.candidate import default_infer_options
+
+    assert default_infer_options(tmp_path).relax_for("src/train.py", "step", "x") == "all"

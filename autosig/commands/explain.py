@@ -160,15 +160,10 @@ class _FixSettings:
         from autosig.rules.registry import selected_codes
 
         config = load_config([path])
-
-        def overrides(where: str, qualname: str, param: str | None) -> str:
-            absolute = Path(where) if Path(where).is_absolute() else root / where
-            return config.relax_for(absolute, qualname, param)
-
         codes = selected_codes(config.select, config.ignore)
         select, ignore = config.rules_for(path)
         return cls(
-            infer_options=InferOptions(relax=config.relax, overrides=overrides),
+            infer_options=InferOptions.from_config(config, root),
             profile_codes=any(code.startswith("AS2") for code in codes),
             static_select=select,
             static_ignore=tuple(ignore),

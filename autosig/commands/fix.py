@@ -433,13 +433,7 @@ def _infer_options(config: Config, relax: str | None, root: Path) -> Any:
     """Shape policy: a per-function/parameter config override, else --relax, else config."""
     from autosig.infer import InferOptions
 
-    default = (relax or config.relax).lower()
-
-    def overrides(path: str, qualname: str, param: str | None) -> str:
-        absolute = Path(path) if Path(path).is_absolute() else root / path
-        return config.relax_for(absolute, qualname, param, default=default)
-
-    return InferOptions(relax=default, overrides=overrides)
+    return InferOptions.from_config(config, root, relax)
 
 
 # -- fixing ----------------------------------------------------------------------------

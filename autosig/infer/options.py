@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from autosig.errors import AutosigError
 from autosig.supertype import RELAX_POLICIES
+
+if TYPE_CHECKING:
+    from autosig.config import Config
 
 
 @dataclass
@@ -19,6 +24,29 @@ class InferOptions:
     """(path, qualname, param|None) -> relax policy; e.g. ``Config.relax_for``."""
     force_python: frozenset[tuple[str, str, str]] = frozenset()
     """(path, qualname, param) never tensorized (the verifier's fallback)."""
+
+    @classmethod
+    def from_config(
+        cls,
+        config: Config,
+        root: Path,
+        relax: str | None = None,
+        force_python: Iterable[tuple[str, str, str]] = (),
+    ) -> InferOptions:
+        """The shape policy ``fix``, ``explain`` and ``verify`` all plan with.
+
+        A parameter's or function's ``[tool.autosig.functions]`` override, else
+        ``relax`` (``fix --relax``), else the config's ``relax``. Profile paths are
+        relative to ``root`` (the profile's project root), whatever the working
+        directory.
+        """
+        default = (relax or config.relax).lower()
+
+        def overrides(path: str, qualname: str, param: str | None) -> str:
+            absolute = Path(path) if Path(path).is_absolute() else root / path
+            return config.relax_for(absolute, qualname, param, default=default)
+
+        return cls(relax=default, overrides=overrides, force_python=frozenset(force_python))
 
     def relax_for(self, path: str, qualname: str, param: str | None) -> str:
         policy = self.overrides(path, qualname, param) if self.overrides else self.relax

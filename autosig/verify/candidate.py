@@ -114,10 +114,7 @@ def default_infer_options(root: Path, force_python: Iterable[tuple[str, str, str
     from autosig.config import load_config
     from autosig.infer import InferOptions
 
-    config = load_config([root])
-    return InferOptions(
-        relax=config.relax, overrides=config.relax_for, force_python=frozenset(force_python)
-    )
+    return InferOptions.from_config(load_config([root]), root, force_python=force_python)
 
 
 def build_candidate(
