@@ -34,6 +34,7 @@ _CALL_FORM_OPTIONS_FIRST = re.compile(
 )
 """The def a call form wraps: ``function(f``, ``function(self.f``; and ``function(...)(f``."""
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+_WORD = re.compile(r"[A-Za-z_]\w*")
 
 
 def _span(node: ast.stmt) -> tuple[int, int]:
@@ -224,6 +225,9 @@ def _cut_lines(text: str) -> tuple[list[str], list[bool], dict[int, str]] | None
     wanted |= _function_call_names(kept_nodes, names)
     wanted |= _loop_callees(kept_nodes, names)
     wanted |= _reached(wanted, tree)
+    # a stub keeps a cut def's name bound for scope analysis; a name the kept code
+    # never mentions needs none (thousands of tiny defs would cost a node each)
+    referenced = set(_WORD.findall(kept))
     cut = [False] * (len(lines) + 1)
     heads: dict[int, str] = {}
     for node in drop:
@@ -232,7 +236,8 @@ def _cut_lines(text: str) -> tuple[list[str], list[bool], dict[int, str]] | None
         start, end = _span(node)
         for number in range(start, end + 1):
             cut[number] = True
-        heads[node.lineno] = _stub(node, lines[node.lineno - 1])
+        if node.name in referenced:  # type: ignore[attr-defined]
+            heads[node.lineno] = _stub(node, lines[node.lineno - 1])
     return (lines, cut, heads) if any(cut) else None
 
 

@@ -136,7 +136,7 @@ HOIST_AFTER_CUT_DEF = (
 
 def test_a_hoist_next_to_a_cut_def_lands_where_the_whole_file_puts_it(monkeypatch) -> None:
     cut = marked_skeleton(HOIST_AFTER_CUT_DEF)
-    assert cut is not None and "def helper(*args, **kwargs): ..." in cut.text
+    assert cut is not None and sorted(cut.cut) == [8, 9]  # helper, cut whole
     fast = _fix(HOIST_AFTER_CUT_DEF, whole=False)
     whole = _fix(HOIST_AFTER_CUT_DEF, whole=True, monkeypatch=monkeypatch)
     assert fast.new_text == whole.new_text
@@ -211,6 +211,17 @@ def test_a_def_rebinding_a_global_is_kept(monkeypatch) -> None:
     fast = _fix(text, whole=False, unsafe=True)
     assert "tf.Variable" not in fast.new_text
     assert fast.new_text == _fix(text, whole=True, monkeypatch=monkeypatch, unsafe=True).new_text
+
+
+def test_only_cut_defs_the_kept_code_names_get_a_stub() -> None:
+    text = (
+        "import tensorflow as tf\ndef used():\n    return 1\ndef unused():\n    return 2\n"
+        "@tf.function\ndef f(x):\n    return x * used()\n"
+    )
+    cut = marked_skeleton(text)
+    assert cut is not None and sorted(cut.cut) == [2, 3, 4, 5]
+    assert "def used(*args, **kwargs): ..." in cut.text and "def unused" not in cut.text
+    assert cut.restore(cut.text) == text
 
 
 def test_check_sees_names_bound_by_cut_defs() -> None:
