@@ -417,7 +417,7 @@ def iter_python_files(
             base = Path(dirpath)
             dirnames[:] = sorted(d for d in dirnames if not _excluded(base / d, patterns))
             for name in sorted(filenames):
-                if not name.endswith(".py") or is_temp_file(name):
+                if not name.endswith(".py"):  # autosig's temp files end otherwise
                     continue
                 candidate = base / name
                 if _excluded(candidate, patterns):
