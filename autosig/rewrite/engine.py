@@ -197,7 +197,7 @@ def _one_pass(
     labels: list[AppliedFix] = []
     problems: dict[SiteKey, str] = {}
     planned_nodes: set[int] = set()
-    recreated = recreated_sites(ctx)
+    recreated = recreated_sites(ctx) if matched else set()  # AS106's work, if needed
     for key, site in _keyed_sites(ctx.sites).items():
         entry = matched.get(key)
         if entry is None or entry.action not in (SIGNATURE, REDUCE_RETRACING):
