@@ -3,8 +3,8 @@
 libcst metadata costs about 1 ms a line; most lines of a file that holds a tf.function
 are in functions that hold none. ``check`` only reports inside traced code, so it can
 parse a *skeleton*: the same text with every top-level function or class (and every
-method of a kept class) that cannot matter replaced by a one-line stub
-(``def name(*args, **kwargs): ...``, so the name stays bound) and blank lines. Line and
+method of a kept class) that cannot matter replaced by blank lines, its first line by a
+stub (``def name(*args, **kwargs): ...``) when the kept code names it. Line and
 column numbers are unchanged, so findings are identical. ``fix`` parses a marked skeleton
 (``marked_skeleton``) and puts the cut lines back into its output.
 
@@ -12,8 +12,9 @@ What is kept: every statement that is not a def/class (imports, assignments, loo
 def/class whose text may hold a site (``files.PREFILTER`` or a name imported as
 tensorflow's ``function``); in a kept class, the methods that hold a site, ``__init__``,
 and every method assigning a ``self`` attribute those use; any def named as the
-target of a ``function(...)`` call form in the kept text, and the top-level defs that
-the functions wrapped there reach by name (AS106's hoist reads them); and every def
+target of a ``function(...)`` call form in the kept text (found with ``ast``), every
+def a loop creating a tf.function calls, and the top-level defs those reach by name
+(AS106's hoist reads them); and every def
 with a ``global`` statement (it rebinds module names the hoist and AS103 check). A
 file ``ast`` cannot parse is returned whole (libcst then reports it, or parses syntax
 newer than this Python's).
@@ -28,11 +29,6 @@ from dataclasses import dataclass
 
 from autosig.files import PREFILTER
 
-_CALL_FORM_TARGET = re.compile(r"function\s*\(\s*(?:(?:self|cls)\s*\.\s*)?([A-Za-z_]\w*)")
-_CALL_FORM_OPTIONS_FIRST = re.compile(
-    r"function\s*\([^()]*\)\s*\(\s*(?:(?:self|cls)\s*\.\s*)?([A-Za-z_]\w*)"
-)
-"""The def a call form wraps: ``function(f``, ``function(self.f``; and ``function(...)(f``."""
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 _WORD = re.compile(r"[A-Za-z_]\w*")
 
@@ -221,8 +217,7 @@ def _cut_lines(text: str) -> tuple[list[str], list[bool], dict[int, str]] | None
         kept_text.append("".join(lines[span[0] - 1 : span[1]]))
         kept_nodes.append(node)
     kept = "".join(kept_text)
-    wanted = set(_CALL_FORM_TARGET.findall(kept)) | set(_CALL_FORM_OPTIONS_FIRST.findall(kept))
-    wanted |= _function_call_names(kept_nodes, names)
+    wanted = _function_call_names(kept_nodes, names)
     wanted |= _loop_callees(kept_nodes, names)
     wanted |= _reached(wanted, tree)
     # a stub keeps a cut def's name bound for scope analysis; a name the kept code
