@@ -28,8 +28,9 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - exercised on Python 3.10 only
     import tomli as tomllib
 
-RELAX_CHOICES = ("none", "batch", "all")
-"""Shape policy: keep constant dims (none), free the leading dim (batch), free all (all)."""
+RELAX_CHOICES = ("auto", "none", "batch", "all")
+"""Shape policy: free constant dims only where proven safe (auto), keep them (none), free the
+leading dim (batch), free all (all)."""
 
 CODE_PATTERN = re.compile(r"^(ALL|AS[0-9]{0,3})$")
 """A rule code or a prefix of one (``AS101``, ``AS1``, ``AS``) or ``ALL``."""
@@ -72,7 +73,7 @@ class Config:
     exclude: tuple[str, ...] = ()
     per_path_ignores: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     unsafe_fixes: bool = False
-    relax: str = "none"
+    relax: str = "auto"
     jobs: int | None = None
     max_file_size: int = DEFAULT_MAX_FILE_SIZE
     """Files over this many bytes are skipped with a warning (0: no limit)."""
@@ -312,7 +313,7 @@ def _parse(settings: dict[str, Any], source: Path, prefix: str) -> Config:
         exclude=exclude,
         per_path_ignores=per_path,
         unsafe_fixes=unsafe,
-        relax=relax("relax", settings.get("relax", "none")),
+        relax=relax("relax", settings.get("relax", "auto")),
         jobs=jobs,
         max_file_size=max_file_size,
         function_overrides=overrides,

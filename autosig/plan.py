@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-from autosig.model import Finding
+from autosig.model import Finding, FixSafety
 from autosig.specs import SpecNode
 
 Action = Literal["signature", "reduce_retracing", "none"]
@@ -43,6 +43,10 @@ class FunctionPlan:
     traces: int = 0
     stale: bool = False
     """The function's source changed since profiling: nothing is planned for it."""
+    safety: FixSafety = "safe"
+    """``unsafe``: the fix may change behaviour (see ``warnings``); needs --unsafe-fixes."""
+    warnings: tuple[str, ...] = ()
+    """Why the fix is unsafe: dimensions pinned without proof, random streams that change."""
 
     @property
     def signature_specs(self) -> list[SpecNode]:

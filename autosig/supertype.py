@@ -51,8 +51,8 @@ TF_DTYPES = frozenset(
 )
 """dtype names that ``tf.<name>`` spells and a TensorSpec can carry."""
 
-RelaxPolicy = Literal["none", "batch", "all"]
-RELAX_POLICIES: tuple[str, ...] = ("none", "batch", "all")
+RelaxPolicy = Literal["auto", "none", "batch", "all"]
+RELAX_POLICIES: tuple[str, ...] = ("auto", "none", "batch", "all")
 
 
 def shape_supertype(a: Shape, b: Shape) -> Shape:
@@ -94,10 +94,14 @@ def varying_dimensions(shapes: Sequence[Shape]) -> list[int]:
 
 
 def relax_shape(shape: Shape, policy: str) -> Shape:
-    """Apply the shape policy: ``batch`` frees dimension 0, ``all`` every dimension."""
+    """Apply the shape policy: ``batch`` frees dimension 0, ``all`` every dimension.
+
+    ``auto`` frees dimensions later, where the shape-use analysis proves it safe
+    (``infer.shape_policy``); here it keeps them like ``none``.
+    """
     if policy not in RELAX_POLICIES:
         raise ValueError(f"unknown relax policy {policy!r} (expected one of {RELAX_POLICIES})")
-    if shape is None or policy == "none" or not shape:
+    if shape is None or policy in ("none", "auto") or not shape:
         return shape
     if policy == "batch":
         return (None, *shape[1:])

@@ -292,17 +292,19 @@ def test_profile_end_to_end(project: Path) -> None:
     profile = write_profile(project, TRAIN)
     # run from inside src/: the profile's paths are relative to its project root
     result = run(["fix", "train.py", "--profile", str(profile)], project / "src")
-    assert result.exit_code == 0, result.output
+    # `other` varies only in a Python object: reduce_retracing cannot help, so it is left
+    assert result.exit_code == 1, result.output
     new = (project / "src" / "train.py").read_text()
     assert new == TRAIN.replace(
         "    @tf.function(jit_compile=True)\n",
         "    @tf.function(jit_compile=True, input_signature=[\n"
-        "        tf.TensorSpec(shape=[32, None], dtype=tf.float32),\n"
+        "        tf.TensorSpec(shape=[None, None], dtype=tf.float32),\n"  # method: batch freed
         "        tf.TensorSpec(shape=[], dtype=tf.float32),\n"
         "    ])\n",
-    ).replace("@tf.function\ndef other", "@tf.function(reduce_retracing=True)\ndef other")
-    assert "input_signature for Model.step; reduce_retracing=True for other" in result.stderr
+    )
+    assert "input_signature for Model.step" in result.stderr
     assert "`cfg` is a Python object" in result.stderr
+    assert "reduce_retracing=True would not help" in result.stderr
     # profiled code outside the PATH arguments is never written
     assert (
         (project / "elsewhere" / "lib.py")
@@ -326,7 +328,7 @@ def test_stale_function_refused_others_fixed(project: Path) -> None:
     assert result.exit_code == 1
     new = (project / "src" / "train.py").read_text()
     assert "input_signature" not in new
-    assert "@tf.function(reduce_retracing=True)\ndef other" in new
+    assert "@tf.function\ndef other" in new  # only an object varies: nothing helps
     assert "Model.step (line 6): not fixed: changed since it was profiled" in result.stderr
 
 
@@ -341,7 +343,14 @@ def test_bad_profile_is_exit_2_and_nothing_written(project: Path) -> None:
 def test_relax_option_is_passed_to_inference(project: Path) -> None:
     profile = write_profile(project, TRAIN)
     fixed = run(["fix", "src", "--profile", str(profile), "--diff"], project)
-    assert "tf.TensorSpec(shape=[32, None], dtype=tf.float32)" in fixed.stdout
+    assert "tf.TensorSpec(shape=[None, None], dtype=tf.float32)" in fixed.stdout  # auto
+    pinned = run(["fix", "src", "--profile", str(profile), "--relax", "none", "--diff"], project)
+    assert "input_signature" not in pinned.stdout  # a method's pinned batch: unsafe
+    assert "unsafe fix, not applied without --unsafe-fixes" in pinned.stderr
+    assert "`x` dimension 0 seen only as 32" in pinned.stderr
+    forced = ["--relax", "none", "--unsafe-fixes", "--diff"]
+    pinned = run(["fix", "src", "--profile", str(profile), *forced], project)
+    assert "tf.TensorSpec(shape=[32, None], dtype=tf.float32)" in pinned.stdout
     relaxed = run(["fix", "src", "--profile", str(profile), "--relax", "batch", "--diff"], project)
     assert relaxed.exit_code == 1
     assert "tf.TensorSpec(shape=[None, None], dtype=tf.float32)" in relaxed.stdout

@@ -46,7 +46,7 @@ def test_defaults_when_no_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     (tmp_path / "a.py").write_text("x = 1\n")
     config = load_config([tmp_path / "a.py"])
     assert config.source is None
-    assert config.select is None and config.ignore == () and config.relax == "none"
+    assert config.select is None and config.ignore == () and config.relax == "auto"
     assert config.rules_for(tmp_path / "a.py") == (None, ())
 
 
@@ -202,7 +202,7 @@ def test_relax_for_precedence(tmp_path: Path) -> None:
 
 def test_config_is_plain_data() -> None:
     config = Config(root=Path("/r"))
-    assert config.relax_for("/r/a.py", "f", "x") == "none"
+    assert config.relax_for("/r/a.py", "f", "x") == "auto"
     assert config.override_for("/r/a.py", "f") is None
 
 

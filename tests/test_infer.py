@@ -144,8 +144,10 @@ SIMPLE = textwrap.dedent(
 
 def test_varying_dimension_becomes_none_and_constant_ones_stay() -> None:
     rec = record(SIMPLE, [{"x": tensor(32, n)} for n in (17, 23, 9)])
-    plan = plan_of(SIMPLE, rec)
+    assert specs(plan_of(SIMPLE, rec))["x"] == TensorSpecNode((None, None), "float32")  # auto
+    plan = plan_of(SIMPLE, rec, relax="none")
     assert plan.action == "signature"
+    assert plan.safety == "unsafe"  # dimension 0 pinned on 3 calls' evidence
     assert specs(plan)["x"] == TensorSpecNode((32, None), "float32")
     assert render_signature(plan.signature_specs) == (
         "[tf.TensorSpec(shape=[32, None], dtype=tf.float32)]"
@@ -167,7 +169,7 @@ def test_rank_change_gives_unknown_rank() -> None:
 
 def test_numpy_arrays_keep_their_dtype() -> None:
     rec = record(SIMPLE, [{"x": tensor(n, 3, dtype="float64", kind="numpy")} for n in (2, 5)])
-    assert specs(plan_of(SIMPLE, rec))["x"] == TensorSpecNode((None, 3), "float64")
+    assert specs(plan_of(SIMPLE, rec, relax="none"))["x"] == TensorSpecNode((None, 3), "float64")
 
 
 def test_strings_tensors() -> None:
@@ -241,7 +243,7 @@ def test_nested_dict_and_tuple() -> None:
         }
         for n in (5, 9)
     ]
-    plan = plan_of(src, record(src, calls))
+    plan = plan_of(src, record(src, calls), relax="none")
     assert plan.action == "signature"
     assert specs(plan) == {
         "batch": DictNode(
@@ -259,7 +261,7 @@ def test_nested_structure_that_changes_is_not_signed() -> None:
         {"batch": {"kind": "dict", "items": {"a": tensor(1), "b": tensor(1)}}},
     ]
     plan = plan_of(src, record(src, calls))
-    assert plan.action == "reduce_retracing"
+    assert plan.action == "none"  # only Python values vary: reduce_retracing cannot help
     assert "structure varies" in plan.reasons[0]
 
 
@@ -267,7 +269,7 @@ def test_nested_python_value_is_not_tensorized() -> None:
     src = "import tensorflow as tf\n\n@tf.function\ndef f(pair):\n    return pair[0]\n"
     calls = [{"pair": {"kind": "tuple", "items": [tensor(2), py(n)]}} for n in (1, 2)]
     plan = plan_of(src, record(src, calls))
-    assert plan.action == "reduce_retracing"
+    assert plan.action == "none"  # only Python values vary: reduce_retracing cannot help
     assert "`pair`[1] is a Python value inside a nested argument" in plan.reasons[0]
 
 
@@ -286,7 +288,7 @@ def test_ragged_and_sparse() -> None:
         }
         for n in (2, 3)
     ]
-    plan = plan_of(src, record(src, calls))
+    plan = plan_of(src, record(src, calls), relax="none")
     assert specs(plan) == {
         "r": RaggedSpecNode((None, None), "int32", 1, "int64"),
         "s": SparseSpecNode((None, 100), "float32"),
@@ -324,7 +326,7 @@ def test_python_numbers_used_arithmetically_are_tensorized() -> None:
     )
     assert plan.action == "signature"
     assert specs(plan) == {
-        "x": TensorSpecNode((3,), "float32"),
+        "x": TensorSpecNode((None,), "float32"),  # auto: no static read of dimension 0
         "n": TensorSpecNode((), "int32"),
         "scale": TensorSpecNode((), "float32"),
         "training": None,
@@ -352,9 +354,11 @@ def test_python_int_in_range_keeps_python_semantics() -> None:
         """
     )
     plan = plan_of(src, record(src, [{"x": tensor(3), "k": py(k)} for k in (1, 2, 3)]))
-    assert plan.action == "reduce_retracing"
+    assert plan.action == "none"  # only Python values vary: reduce_retracing cannot help
     assert plan.reasons == (
         "`k` must stay a Python value: Python range() needs a Python int: `range(k)` (line 5)",
+        "reduce_retracing=True would not help: only Python values or objects vary, and each "
+        "value or object is a trace either way",
     )
     assert "kept as a Python value" in finding(plan, "AS202")
     assert all(p.spec is None for p in plan.params)
@@ -365,7 +369,7 @@ def test_python_int_meeting_a_float_tensor_stays_python() -> None:
     src = "import tensorflow as tf\n\n@tf.function\ndef f(x, n):\n    return x * n\n"
     calls = [{"x": tensor(3), "n": py(i)} for i in (1, 2)]
     plan = plan_of(src, record(src, calls))
-    assert plan.action == "reduce_retracing"
+    assert plan.action == "none"  # only Python values vary: reduce_retracing cannot help
     assert "meets a float32 tensor: as a int32 tensor it would need tf.cast" in plan.reasons[0]
     int_src = src.replace("x * n", "x * n + tf.range(3)")
     int_calls = [{"x": tensor(3, dtype="int32"), "n": py(i)} for i in (1, 2)]
@@ -430,7 +434,7 @@ def test_bool_flag_that_varies() -> None:
     calls = [{"x": tensor(3), "training": py(t)} for t in (True, False, True)]
     rec = record(SIMPLE, calls, params={"x": REQUIRED, "training": py(False)})
     plan = plan_of(SIMPLE, rec)
-    assert plan.action == "reduce_retracing"
+    assert plan.action == "none"  # only Python values vary: reduce_retracing cannot help
     message = finding(plan, "AS204")
     assert "Python bool flag with 2 values (True: 2 calls, False: 1 call)" in message
 
@@ -459,7 +463,7 @@ def test_none_default_before_a_varied_parameter_blocks() -> None:
     calls = [{"x": tensor(3), "scale": py(s)} for s in (0.1, 0.2)]
     none = {"kind": "python", "type": "NoneType", "value": None}
     plan = plan_of(src, record(src, calls, params={"x": REQUIRED, "mask": none, "scale": py(1.0)}))
-    assert plan.action == "reduce_retracing"
+    assert plan.action == "none"  # only Python values vary: reduce_retracing cannot help
     assert "`mask` is a Python NoneType" in plan.reasons[0]
 
 
@@ -487,7 +491,7 @@ def test_force_python_falls_back_to_reduce_retracing() -> None:
     calls = [{"x": tensor(3), "n": py(i)} for i in (1, 2)]
     rec = record(SIMPLE, calls, params={"x": REQUIRED, "n": py(1)})
     plan = plan_of(SIMPLE, rec, force_python=frozenset({("pkg/mod.py", "f", "n")}))
-    assert plan.action == "reduce_retracing"
+    assert plan.action == "none"  # only Python values vary: reduce_retracing cannot help
     assert "`n` is kept as a Python value (verification fallback)" in plan.reasons
 
 
@@ -516,7 +520,7 @@ def test_keyword_only_that_varies_blocks() -> None:
     calls = [{"x": tensor(1), "n": py(i)} for i in (1, 2)]
     rec = record(KW, calls, params={"x": REQUIRED, "n": py(2)}, kinds={"n": "KEYWORD_ONLY"})
     plan = plan_of(KW, rec)
-    assert plan.action == "reduce_retracing"
+    assert plan.action == "none"  # only Python values vary: reduce_retracing cannot help
     assert "keyword-only `n`" in plan.reasons[0]
 
 

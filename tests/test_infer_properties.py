@@ -219,14 +219,16 @@ def test_signature_accepts_every_recorded_call(
         assert plan.action == "none"
         return
     if _has_dtype_conflict(record):
-        assert plan.action == "reduce_retracing"
+        # reduce_retracing where shapes vary too; otherwise nothing can help
+        assert plan.action in ("reduce_retracing", "none")
         assert "AS203" in {f.code for f in plan.findings}
         return
     if not _has_flag(record):
         # Tensors, nests of tensors and tensor-safe Python scalars: always signable.
         assert plan.action == "signature", plan.reasons
     elif plan.action != "signature":
-        assert plan.action == "reduce_retracing" and plan.reasons
+        # reduce_retracing where a shape varies, nothing where only Python values do
+        assert plan.action in ("reduce_retracing", "none") and plan.reasons
         return
     signed = [p for p in plan.params if p.spec is not None]
     # The signature covers a prefix of the parameters (input_signature is positional).
@@ -246,7 +248,8 @@ def test_signature_accepts_every_recorded_call(
 @given(profiles())
 def test_no_more_freedom_than_observed(case: tuple[FunctionRecord, str]) -> None:
     record, src = case
-    plan = infer_function(record, src, InferOptions())
+    # relax=none: exactly the observed freedom (auto may free more, where proven safe)
+    plan = infer_function(record, src, InferOptions(relax="none"))
     if plan.action != "signature":
         return
     for p in plan.params:

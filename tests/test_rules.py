@@ -242,7 +242,8 @@ def test_findings_sorted_and_1_based() -> None:
         (5, 5, "AS101"),
         (5, 11, "AS102"),
     ]
-    assert [f.fix_safety for f in found] == ["safe", "safe", "unsafe"]
+    # AS107 is unsafe here: fewer traces mean fewer trace-time random draws
+    assert [f.fix_safety for f in found] == ["unsafe", "safe", "unsafe"]
 
 
 # -- fixes ---------------------------------------------------------------------------------------

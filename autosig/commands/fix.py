@@ -139,8 +139,10 @@ no rule to run (only verify codes, or profile codes without --profile) is an err
     "--relax",
     type=click.Choice(RELAX_CHOICES, case_sensitive=False),
     default=None,
-    help="Shape policy for inferred signatures: none keeps dimensions seen constant, batch "
-    "frees the first one, all frees every one [default: config 'relax', else none].",
+    help="Shape policy for inferred signatures: auto frees a dimension seen constant only "
+    "where no static read of it is found (the batch dimension, methods' arguments, short "
+    "profiles) and keeps the rest; none keeps dimensions seen constant, batch frees the first "
+    "one, all frees every one [default: config 'relax', else auto].",
 )
 @common_options
 @max_file_size_option

@@ -12,6 +12,7 @@ from collections import Counter
 
 from autosig.discover import FunctionSite
 from autosig.infer.params import ParamResult
+from autosig.infer.shape_policy import ShapeDecision
 from autosig.infer.wording import plural
 from autosig.plan import Action
 from autosig.profile.format import FunctionRecord
@@ -45,12 +46,21 @@ def traced_once(record: FunctionRecord) -> str | None:
     return f"traced once {what} ({owners} tf.function objects); nothing to fix"
 
 
+NO_HELP_REASON = (
+    "reduce_retracing=True would not help: only Python values or objects vary, and each "
+    "value or object is a trace either way"
+)
+
+
 def decide_action(
     record: FunctionRecord,
     site: FunctionSite,
     results: list[ParamResult],
+    shapes: ShapeDecision,
 ) -> tuple[Action, list[str], set[str]]:
     """(action, reasons, names of the parameters that go in the signature)."""
+    if shapes.blockers:
+        return "none", list(dict.fromkeys(shapes.blockers)), set()
     reasons: list[str] = []
     positional = [r for r in results if r.info.kind in ("POSITIONAL_ONLY", "POSITIONAL_OR_KEYWORD")]
     others = [r for r in results if r not in positional]
@@ -94,6 +104,11 @@ def decide_action(
     if reasons:
         if site.site.has_reduce_retracing:
             return "none", ["already has reduce_retracing=True", *reasons], set()
+        if not shapes.shape_varies:
+            return "none", [*reasons, NO_HELP_REASON], set()
+        unsafe_reads = shapes.reduce_retracing_blockers
+        if unsafe_reads:
+            return "none", [*reasons, *unsafe_reads], set()
         return "reduce_retracing", reasons, set()
     names = {r.info.name for r in signed}
     out = [

@@ -18,8 +18,9 @@ if TYPE_CHECKING:
 class InferOptions:
     """How inference relaxes shapes and which parameters it must keep as Python values."""
 
-    relax: str = "none"
-    """Shape policy: none (keep constant dims), batch (free dim 0), all (free every dim)."""
+    relax: str = "auto"
+    """Shape policy: auto (free a constant dim where no static read of it is found), none
+    (keep constant dims), batch (free dim 0), all (free every dim)."""
     overrides: Callable[[str, str, str | None], str] | None = None
     """(path, qualname, param|None) -> relax policy; e.g. ``Config.relax_for``."""
     force_python: frozenset[tuple[str, str, str]] = frozenset()

@@ -28,6 +28,8 @@ class ParamResult:
     blocker: str | None = None
     spec: SpecNode | None = None
     python_uses: list[PythonUse] = field(default_factory=list)
+    relax: str = "auto"
+    """The shape policy this parameter was inferred with (``auto``: decided later)."""
 
 
 def analyze_param(record: FunctionRecord, info: ParamInfo, options: InferOptions) -> ParamResult:
@@ -56,7 +58,7 @@ def analyze_param(record: FunctionRecord, info: ParamInfo, options: InferOptions
     evidence = "; ".join(leaf.evidence) or "no calls recorded"
     if all_default:
         evidence = f"always its default ({evidence})"
-    result = ParamResult(info, leaf, needed=needed, evidence=evidence)
+    result = ParamResult(info, leaf, needed=needed, evidence=evidence, relax=relax)
     if info.kind == "KEYWORD_ONLY" and needed:
         result.blocker = (
             f"keyword-only {where} is passed values other than its default: TensorFlow's "

@@ -15,6 +15,7 @@ from autosig.infer.findings import function_findings
 from autosig.infer.library import library_plan
 from autosig.infer.options import InferOptions
 from autosig.infer.params import analyze_param
+from autosig.infer.shape_policy import decide_shapes
 from autosig.infer.source import Source
 from autosig.infer.tensorize import decide_python_params
 from autosig.plan import FunctionPlan, ParamPlan, Plan
@@ -103,12 +104,24 @@ def _plan_function(
         return FunctionPlan(action="none", params=params, reasons=(reason,), **base)
 
     decide_python_params(source, site, results)
-    action, reasons, signed = decide_action(record, site, results)
+    shapes = decide_shapes(source, site, record, results, {r.info.name: r.relax for r in results})
+    action, reasons, signed = decide_action(record, site, results, shapes)
     params = tuple(
         ParamPlan(r.info.name, r.spec if r.info.name in signed else None, r.evidence)
         for r in results
     )
+    warnings: list[str] = []
+    if action == "signature":
+        warnings.extend(shapes.warnings)
+    if action != "none" and shapes.random_reason:
+        warnings.append(shapes.random_reason)
     findings = function_findings(record, site, source, results, action, reasons)
     return FunctionPlan(
-        action=action, params=params, reasons=tuple(reasons), findings=tuple(findings), **base
+        action=action,
+        params=params,
+        reasons=tuple(reasons) + tuple(f"unsafe: {w}" for w in warnings),
+        findings=tuple(findings),
+        safety="unsafe" if warnings else "safe",
+        warnings=tuple(warnings),
+        **base,
     )

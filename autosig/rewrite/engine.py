@@ -200,7 +200,16 @@ def _one_pass(
     recreated = recreated_sites(ctx) if matched else set()  # AS106's work, if needed
     for key, site in _keyed_sites(ctx.sites).items():
         entry = matched.get(key)
-        if entry is None or entry.action not in (SIGNATURE, REDUCE_RETRACING):
+        if entry is None or entry.stale:
+            continue
+        # the profile decides this site: AS107's static guess must not add reduce_retracing
+        planned_nodes.update(id(n) for n in (site.decorator, site.call) if n is not None)
+        if entry.action not in (SIGNATURE, REDUCE_RETRACING):
+            continue
+        if not _allowed(entry.safety, unsafe_fixes):
+            problems[key] = "unsafe fix, not applied without --unsafe-fixes: " + "; ".join(
+                entry.warnings
+            )
             continue
         if id(site) in recreated:
             problems[key] = RECREATED
@@ -209,7 +218,6 @@ def _one_pass(
         if edit.problem is not None:
             problems[key] = edit.problem
             continue
-        planned_nodes.update(id(n) for n in (site.decorator, site.call) if n is not None)
         if not edit.changes:
             continue
         candidates.append(
@@ -222,7 +230,16 @@ def _one_pass(
             )
         )
         labels.append(_plan_fix(site, entry))
-    pairs = check_context(ctx, rules)
+    decided = {
+        site.site.qualname
+        for key, site in _keyed_sites(ctx.sites).items()
+        if key in matched and not matched[key].stale
+    }
+    pairs = [
+        (rule, violation)
+        for rule, violation in check_context(ctx, rules)
+        if not (rule.code == "AS107" and violation.function in decided)
+    ]  # AS107 guesses without a profile; where the profile has spoken, its plan decides
     for rule, violation in pairs:
         safety = fix_safety_of(rule, violation)
         if not is_fixable(violation) or not _allowed(safety, unsafe_fixes):
@@ -258,7 +275,9 @@ def _plan_fix(site: FunctionSite, entry: FunctionPlan) -> AppliedFix:
     else:
         why = entry.reasons[0] if entry.reasons else "no signature can be written"
         description = f"reduce_retracing=True: {why}"
-    return AppliedFix(entry.action, site.site.qualname, site.site.line, "safe", description)
+    if entry.safety == "unsafe":
+        description += " (unsafe: " + "; ".join(entry.warnings) + ")"
+    return AppliedFix(entry.action, site.site.qualname, site.site.line, entry.safety, description)
 
 
 def _reparse(new_text: str, original: str, path: str) -> RuleContext:

@@ -10,6 +10,7 @@ from autosig.discover import FunctionSite
 from autosig.rules.as106_function_in_loop import recreated_sites
 from autosig.rules.base import Invalid, Rule, Violation
 from autosig.rules.context import RuleContext
+from autosig.shape_use import shape_use
 
 RETRACING_KEYWORDS = ("input_signature", "reduce_retracing", "experimental_relax_shapes")
 """Any of these, given explicitly (even ``=False``), is a decision we leave alone."""
@@ -129,13 +130,73 @@ class NoSignature(Rule):
         for site in ctx.sites:
             if _has_retracing_decision(site) or id(site) in recreated:
                 continue
+            params = _parameters(site)
+            if params is not None and not params:
+                continue  # nothing to relax: no argument can change shape
             anchor = site.function if isinstance(site.function, cst.FunctionDef) else None
+            node = anchor if anchor is not None else (site.call or site.tf_reference)
+            message = MESSAGE.format(name=site.site.qualname)
+            safety, why = _static_safety(ctx, site, params)
+            if safety == "none":
+                yield Violation(
+                    node=node,
+                    message=f"{message}; not fixed: {why}",
+                    function=site.site.qualname,
+                    fixable=False,
+                )
+                continue
             yield Violation(
-                node=anchor if anchor is not None else (site.call or site.tf_reference),
-                message=MESSAGE.format(name=site.site.qualname),
+                node=node,
+                message=message if why is None else f"{message} (unsafe: {why})",
                 edits=_fix(site),
                 function=site.site.qualname,
+                fix_safety=safety,
             )
+
+
+def _parameters(site: FunctionSite) -> list[str] | None:
+    """The traced function's parameters but ``self``/``cls``; None if not in this file."""
+    function = site.function
+    if function is None:
+        return None
+    params = function.params
+    names = [p.name.value for p in (*params.posonly_params, *params.params)]
+    if site.site.is_method and names and names[0] in ("self", "cls"):
+        names = names[1:]
+    names += [p.name.value for p in params.kwonly_params]
+    for star in (params.star_arg, params.star_kwarg):
+        if isinstance(star, cst.Param):
+            names.append(star.name.value)
+    return names
+
+
+def _static_safety(
+    ctx: RuleContext, site: FunctionSite, params: list[str] | None
+) -> tuple[str, str | None]:
+    """("safe", None), ("unsafe", why) or ("none", why) for adding reduce_retracing.
+
+    reduce_retracing relaxes any dimension that varies between calls, so a static
+    read of a shape in the function (or the project code it calls) could see None.
+    """
+    if params is None or site.function is None:
+        return "unsafe", "the traced function is not in this file, so its shape reads are unknown"
+    use = shape_use(ctx.wrapper, site.function, params)
+    reads = [r for found in use.reads.values() for r in found]
+    definite = [r for r in reads if r.definite]
+    if definite:
+        read = definite[0]
+        return "none", (
+            f"reduce_retracing could make `{read.param}`'s dimensions None where "
+            f"{read.describe()}; use tf.shape() there, or profile it"
+        )
+    if use.random_draws:
+        return "unsafe", (
+            f"it draws stateful random numbers ({use.random_draws[0].describe()}): fewer "
+            "traces change the numbers drawn"
+        )
+    if reads:
+        return "unsafe", f"{reads[0].describe()}; a None dimension there is not proven safe"
+    return "safe", None
 
 
 def _has_retracing_decision(site: FunctionSite) -> bool:
