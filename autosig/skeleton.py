@@ -13,7 +13,9 @@ def/class whose text may hold a site (``files.PREFILTER`` or a name imported as
 tensorflow's ``function``); in a kept class, the methods that hold a site, ``__init__``,
 and every method assigning a ``self`` attribute those use; any def named as the
 target of a ``function(...)`` call form in the kept text (found with ``ast``), every
-def a loop creating a tf.function calls, and the top-level defs those reach by name
+def a loop creating a tf.function calls, every def a kept def calls (the shape-use
+analysis follows traced code into them), the methods a kept method calls through
+``self``, and the top-level defs those reach by name
 (AS106's hoist reads them); and every def
 with a ``global`` statement (it rebinds module names the hoist and AS103 check). A
 file ``ast`` cannot parse is returned whole (libcst then reports it, or parses syntax
@@ -85,6 +87,13 @@ def _class_members_to_drop(
     traced = [m for m in methods if _mentions(lines, _span(m), local)]
     relevant = traced + [m for m in methods if m.name == "__init__" and m not in traced]
     used = {a for m in traced for a in _SELF_USE.findall(texts[id(m)])}
+    # methods the traced ones call (self.helper(x)), and those they call: the shape-use
+    # analysis follows them
+    called = [m for m in methods if m.name in used and m not in relevant]
+    while called:
+        relevant.extend(called)
+        used |= {a for m in called for a in _SELF_USE.findall(texts[id(m)])}
+        called = [m for m in methods if m.name in used and m not in relevant]
     drop = []
     for m in methods:
         if m in relevant or _self_stores(m) & used:
@@ -154,6 +163,18 @@ def _loop_callees(nodes: list[ast.stmt], local: set[str]) -> set[str]:
     return names
 
 
+def _called_in_defs(nodes: list[ast.stmt]) -> set[str]:
+    """Names called inside kept defs: the shape-use analysis follows traced code into
+    the project functions it calls (a helper reading ``x.shape[0]``)."""
+    return {
+        call.func.id
+        for node in nodes
+        if isinstance(node, _DEFS)
+        for call in ast.walk(node)
+        if isinstance(call, ast.Call) and isinstance(call.func, ast.Name)
+    }
+
+
 def _is_own_attribute(node: ast.AST) -> bool:
     """``self.f`` / ``cls.f``: the wrapped method of a call form."""
     return (
@@ -219,6 +240,7 @@ def _cut_lines(text: str) -> tuple[list[str], list[bool], dict[int, str]] | None
     kept = "".join(kept_text)
     wanted = _function_call_names(kept_nodes, names)
     wanted |= _loop_callees(kept_nodes, names)
+    wanted |= _called_in_defs(kept_nodes)
     wanted |= _reached(wanted, tree)
     # a stub keeps a cut def's name bound for scope analysis; a name the kept code
     # never mentions needs none (thousands of tiny defs would cost a node each)

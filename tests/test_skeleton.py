@@ -216,12 +216,25 @@ def test_a_def_rebinding_a_global_is_kept(monkeypatch) -> None:
 def test_only_cut_defs_the_kept_code_names_get_a_stub() -> None:
     text = (
         "import tensorflow as tf\ndef used():\n    return 1\ndef unused():\n    return 2\n"
-        "@tf.function\ndef f(x):\n    return x * used()\n"
+        "@tf.function\ndef f(x):\n    return x, used\n"  # named, not called
     )
     cut = marked_skeleton(text)
     assert cut is not None and sorted(cut.cut) == [2, 3, 4, 5]
     assert "def used(*args, **kwargs): ..." in cut.text and "def unused" not in cut.text
     assert cut.restore(cut.text) == text
+
+
+def test_defs_a_traced_function_calls_are_kept() -> None:
+    """The shape-use analysis follows a traced function into the helpers it calls."""
+    text = (
+        "import tensorflow as tf\ndef steps(seq):\n    return range(seq.shape[1])\n"
+        "def unused():\n    return 2\nclass M:\n    def _h(self, t):\n        return t\n"
+        "    def other(self):\n        return 3\n    @tf.function\n    def step(self, x):\n"
+        "        return self._h(x), steps(x)\n"
+    )
+    kept = skeleton(text)
+    assert "seq.shape[1]" in kept and "return t\n" in kept
+    assert "return 2" not in kept and "return 3" not in kept
 
 
 def test_check_sees_names_bound_by_cut_defs() -> None:

@@ -151,10 +151,14 @@ def _fix_whole(
             path,
         )
     matched, unmatched = _match_plan(ctx.sites, entries)
+    # a tf.function re-created in a loop traced once per object: the profile cannot say
+    # how the one object AS106's hoist leaves will trace, so AS107 still judges it
+    keyed = _keyed_sites(ctx.sites)
+    static_keys = {key for key in matched if key in keyed and keyed[key].site.in_loop}
     applied: list[AppliedFix] = []
     current = text
     for passes in range(MAX_PASSES + 1):
-        step = _one_pass(ctx, matched, rules, unsafe_fixes)
+        step = _one_pass(ctx, matched, rules, unsafe_fixes, static_keys)
         if step.new_text == current:
             break
         if passes == MAX_PASSES:
@@ -192,6 +196,7 @@ def _one_pass(
     matched: dict[SiteKey, FunctionPlan],
     rules: Sequence[Rule],
     unsafe_fixes: bool,
+    static_keys: frozenset[SiteKey] | set[SiteKey] = frozenset(),
 ) -> _Pass:
     candidates: list[Violation] = []
     labels: list[AppliedFix] = []
@@ -200,7 +205,7 @@ def _one_pass(
     recreated = recreated_sites(ctx) if matched else set()  # AS106's work, if needed
     for key, site in _keyed_sites(ctx.sites).items():
         entry = matched.get(key)
-        if entry is None or entry.stale:
+        if entry is None or entry.stale or (key in static_keys and entry.action == "none"):
             continue
         # the profile decides this site: AS107's static guess must not add reduce_retracing
         planned_nodes.update(id(n) for n in (site.decorator, site.call) if n is not None)
@@ -233,7 +238,9 @@ def _one_pass(
     decided = {
         site.site.qualname
         for key, site in _keyed_sites(ctx.sites).items()
-        if key in matched and not matched[key].stale
+        if key in matched
+        and not matched[key].stale
+        and not (key in static_keys and matched[key].action == "none")
     }
     pairs = [
         (rule, violation)

@@ -10,7 +10,7 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 
-from autosig.rewrite.engine import REDUCE_RETRACING, SIGNATURE, FixResult
+from autosig.rewrite.engine import REDUCE_RETRACING, SIGNATURE, AppliedFix, FixResult
 
 
 def _plural(n: int, word: str, many: str | None = None) -> str:
@@ -37,8 +37,11 @@ def file_summary(
     if not result.changed and not left:
         return []
     parts: list[str] = []
-    signed = [f.qualname or "?" for f in result.applied if f.code == SIGNATURE]
-    reduced = [f.qualname or "?" for f in result.applied if f.code == REDUCE_RETRACING]
+    def name(fix: AppliedFix) -> str:
+        return (fix.qualname or "?") + (" (unsafe)" if fix.unsafe else "")
+
+    signed = [name(f) for f in result.applied if f.code == SIGNATURE]
+    reduced = [name(f) for f in result.applied if f.code == REDUCE_RETRACING]
     safe = Counter(f.code for f in result.applied if not f.from_profile and not f.unsafe)
     unsafe = Counter(f.code for f in result.applied if not f.from_profile and f.unsafe)
     if signed:

@@ -50,12 +50,26 @@ class NoSignature(Rule):
     infers from the recorded calls.
 
     ## Fix safety
-    Safe: `reduce_retracing=True` changes when TensorFlow traces, not what the function
-    computes. Every other argument of `tf.function` (`jit_compile`, `autograph`, ...) and
-    its formatting is kept. An explicit `reduce_retracing=False` or
-    `input_signature=None` is treated as a decision and not reported, and so is a
-    tf.function that AS106 finds created again and again with no safe fix: a new
-    object traces anyway, so neither option would help it.
+    Safe only where the shape-use analysis proves it: `reduce_retracing=True` lets
+    TensorFlow trace with `None` dimensions, and then `x.shape[0]` is `None`. So the
+    fix is
+    - *safe* when neither the function nor the project functions and methods it calls
+      read a static dimension of any parameter (`x.shape[i]`, `len(x)`, `b, t = x.shape`,
+      `x.shape.as_list()`, unpacking or iterating a tensor), hand a parameter to code
+      outside the project, or draw stateful random numbers;
+    - *unsafe* (`--unsafe-fixes`) when a parameter goes to code outside the project
+      (a Keras layer or model may read its dimensions), when the traced function is not
+      in the file, or when it draws stateful random numbers (`tf.random.normal`,
+      `tf.nn.dropout`, Python's or NumPy's RNG): each trace has its own random state,
+      so fewer traces change the numbers drawn;
+    - *not offered* (report only) when a static shape read was found: the report names
+      the line; `tf.shape(x)[i]` is the form that works for every size.
+    A tf.function without parameters is not reported (nothing can change shape), nor is
+    one the profile plan decides (`fix --profile`). Every other argument of
+    `tf.function` (`jit_compile`, `autograph`, ...) and its formatting is kept. An
+    explicit `reduce_retracing=False` or `input_signature=None` is treated as a decision
+    and not reported, and so is a tf.function that AS106 finds created again and again
+    with no safe fix: a new object traces anyway, so neither option would help it.
     """
 
     code = "AS107"
@@ -77,8 +91,34 @@ class NoSignature(Rule):
         "import tensorflow as tf\ndef predict(model, x):\n    return tf.function(model)(x)\n",
         "import tensorflow as tf\nfor k in range(3):\n    f = tf.function(lambda x: x * k)\n"
         "    f(1)\n",
+        # no parameter: nothing can change shape
+        "import tensorflow as tf\n@tf.function\ndef reset_metrics():\n    return tf.zeros([3])\n",
+        "import tensorflow as tf\nclass M:\n    @tf.function\n    def reset(self):\n"
+        "        return tf.zeros([3])\n",
     ]
     INVALID = [
+        Invalid(  # a static shape read: reduce_retracing would make it None, so no fix
+            "import tensorflow as tf\n@tf.function\ndef f(x):\n"
+            "    ta = tf.TensorArray(tf.float32, size=x.shape[0])\n    return ta.stack()\n",
+            None,
+        ),
+        Invalid(  # ... also in a project function it calls
+            "import tensorflow as tf\ndef steps(seq):\n    return range(seq.shape[1])\n"
+            "@tf.function\ndef f(seq):\n    for t in steps(seq):\n        pass\n    return seq\n",
+            None,
+        ),
+        Invalid(  # stateful random draws: fewer traces change the numbers drawn
+            "import tensorflow as tf\n@tf.function\ndef f(x):\n    return tf.nn.dropout(x, 0.5)\n",
+            "import tensorflow as tf\n@tf.function(reduce_retracing=True)\n"
+            "def f(x):\n    return tf.nn.dropout(x, 0.5)\n",
+            unsafe=True,
+        ),
+        Invalid(  # a Keras model may read the dimensions it is handed
+            "import tensorflow as tf\n@tf.function\ndef f(model, x):\n    return model(x)\n",
+            "import tensorflow as tf\n@tf.function(reduce_retracing=True)\n"
+            "def f(model, x):\n    return model(x)\n",
+            unsafe=True,
+        ),
         Invalid(
             "import tensorflow as tf\n@tf.function\ndef f(x):\n    return x\n",
             "import tensorflow as tf\n@tf.function(reduce_retracing=True)\n"

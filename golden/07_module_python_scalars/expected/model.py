@@ -10,7 +10,7 @@ class Smoother(tf.Module):
         self.kernel = tf.constant(laplacian, shape=[3, 3, 1, 1])
 
     @tf.function(input_signature=[
-        tf.TensorSpec(shape=[1, None, None, 1], dtype=tf.float32),
+        tf.TensorSpec(shape=[None, None, None, None], dtype=tf.float32),
         tf.TensorSpec(shape=[], dtype=tf.int32),
         tf.TensorSpec(shape=[], dtype=tf.float32),
     ])

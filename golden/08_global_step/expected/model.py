@@ -6,8 +6,8 @@ w = tf.Variable(tf.zeros([5]), name="w")
 
 
 @tf.function(input_signature=[
-    tf.TensorSpec(shape=[64, 5], dtype=tf.float32),
-    tf.TensorSpec(shape=[64], dtype=tf.float32),
+    tf.TensorSpec(shape=[None, 5], dtype=tf.float32),
+    tf.TensorSpec(shape=[None], dtype=tf.float32),
     tf.TensorSpec(shape=[], dtype=tf.int64),
 ])
 def train_step(x, y, global_step):

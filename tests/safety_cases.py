@@ -1,0 +1,298 @@
+"""Programs that a relaxed trace would break, run before and after ``autosig fix``.
+
+Run as a script (one TensorFlow start for every case): for each case it profiles the
+original module on a few inputs (``autosig.record``), plans and applies the fix the way
+``autosig fix --profile`` does (safe fixes only, static rules included), then calls the
+original and the fixed module on inputs the profile never saw (other batch sizes, other
+lengths, another instance) and prints one JSON line per case: the results of both, or
+the exception each raised. The test compares them; nothing here trusts autosig.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import sys
+import tempfile
+import textwrap
+from pathlib import Path
+
+CASES: dict[str, tuple[str, str, str]] = {
+    # name: (module source, profiling calls, calls outside the profile)
+    "tensor_array_size": (
+        """
+        import tensorflow as tf
+
+        @tf.function
+        def cumulative(x):
+            ta = tf.TensorArray(tf.float32, size=x.shape[0])
+            total = tf.zeros(x.shape[1:])
+            for i in tf.range(x.shape[0]):
+                total += x[i]
+                ta = ta.write(i, total)
+            return ta.stack()
+        """,
+        "for n in (3, 4, 5, 6): m.cumulative(tf.ones([n, 2]))",
+        "out = [m.cumulative(tf.ones([n, 2])) for n in (7, 2)] + [m.cumulative(tf.ones([3, 5]))]",
+    ),
+    "tile_multiples": (
+        """
+        import tensorflow as tf
+
+        @tf.function
+        def add_row(x, row):
+            return x + tf.tile(row[None, :], [x.shape[0], 1])
+        """,
+        "for n in (8, 8, 8, 8, 8): m.add_row(tf.ones([n, 4]), tf.range(4.0))",
+        "out = [m.add_row(tf.ones([n, 4]), tf.range(4.0)) for n in (3, 9)]",
+    ),
+    "range_over_time": (
+        """
+        import tensorflow as tf
+
+        def steps(seq):
+            return range(seq.shape[1])
+
+        @tf.function
+        def last_state(seq):
+            state = tf.zeros([tf.shape(seq)[0]])
+            for t in steps(seq):
+                state = 0.5 * state + seq[:, t]
+            return state
+        """,
+        "for t in (3, 4, 5): m.last_state(tf.ones([2, t]))",
+        "out = [m.last_state(tf.ones([2, t])) for t in (6, 2)] + [m.last_state(tf.ones([4, 3]))]",
+    ),
+    "if_on_static_dim": (
+        """
+        import tensorflow as tf
+
+        @tf.function
+        def squeeze_channel(x):
+            if x.shape[-1] == 1:
+                x = x[..., 0] * 10.0
+            return tf.reduce_sum(x, axis=-1)
+        """,
+        "for n in (2, 3, 4): m.squeeze_channel(tf.ones([n, 3, 1]))",
+        "out = [m.squeeze_channel(tf.ones([5, 3, 1])), m.squeeze_channel(tf.ones([2, 3, 2]))]",
+    ),
+    "unpack_shape_in_method": (
+        """
+        import tensorflow as tf
+
+        class Flatten(tf.Module):
+            @tf.function
+            def __call__(self, x):
+                b, t = x.shape
+                return tf.reshape(x, [b * t])
+        """,
+        "f = m.Flatten()\nfor t in (2, 3, 4): f(tf.ones([5, t]))",
+        "f = m.Flatten()\nout = [f(tf.ones([5, 6])), f(tf.ones([1, 3]))]",
+    ),
+    "short_profile_batch": (
+        """
+        import tensorflow as tf
+
+        w = tf.Variable(tf.ones([6, 1]))
+
+        @tf.function
+        def predict(tokens):
+            return tf.matmul(tf.cast(tokens, tf.float32)[:, :6], w)
+        """,
+        "for _ in range(5): m.predict(tf.ones([8, 43], tf.int32))",
+        "out = [m.predict(tf.ones([8, 43], tf.int32)), m.predict(tf.ones([3, 43], tf.int32))]",
+    ),
+    "instance_sizes": (
+        """
+        import tensorflow as tf
+
+        class Projector(tf.Module):
+            def __init__(self, in_dim):
+                super().__init__()
+                self.w = tf.Variable(tf.ones([in_dim, 2]))
+
+            @tf.function
+            def __call__(self, x):
+                return x @ self.w
+        """,
+        "p = m.Projector(32)\nfor n in (4, 5, 6): p(tf.ones([n, 32]))",
+        "out = [m.Projector(48)(tf.ones([2, 48])), m.Projector(32)(tf.ones([7, 32]))]",
+    ),
+    "instance_sizes_with_static_read": (
+        """
+        import tensorflow as tf
+
+        class Scaler(tf.Module):
+            def __init__(self, dim):
+                super().__init__()
+                self.scale = tf.Variable(tf.ones([dim]))
+
+            @tf.function
+            def __call__(self, x):
+                return x * self.scale / x.shape[-1]
+        """,
+        "s = m.Scaler(4)\nfor n in (1, 2, 3, 5, 6, 7, 8, 9, 10): s(tf.ones([n, 4]))",
+        "out = [m.Scaler(6)(tf.ones([2, 6])), m.Scaler(4)(tf.ones([11, 4]))]",
+    ),
+    "stateful_random": (
+        """
+        import tensorflow as tf
+
+        @tf.function
+        def noisy(x):
+            return x + tf.random.uniform(tf.shape(x))
+        """,
+        "tf.random.set_seed(3)\nfor n in (2, 3, 4): m.noisy(tf.zeros([n]))",
+        "tf.random.set_seed(3)\nout = [m.noisy(tf.zeros([n])) for n in (2, 2, 3, 4, 5, 6)]",
+    ),
+    "len_in_helper_method": (
+        """
+        import tensorflow as tf
+
+        class Pool(tf.Module):
+            def _count(self, x):
+                return len(x)
+
+            @tf.function
+            def __call__(self, x):
+                return tf.reduce_sum(x) / self._count(x)
+        """,
+        "p = m.Pool()\nfor n in (2, 3, 4, 5): p(tf.ones([n, 2]))",
+        "p = m.Pool()\nout = [p(tf.ones([7, 2])), p(tf.ones([2, 2]))]",
+    ),
+    "shape_as_list_reshape": (
+        """
+        import tensorflow as tf
+
+        @tf.function
+        def merge_heads(x):
+            dims = x.shape.as_list()
+            return tf.reshape(x, [dims[0], dims[1] * dims[2]])
+        """,
+        "for n in (2, 3, 4): m.merge_heads(tf.ones([n, 2, 3]))",
+        "out = [m.merge_heads(tf.ones([5, 2, 3])), m.merge_heads(tf.ones([2, 4, 3]))]",
+    ),
+}
+
+
+def generated_cases(count: int, seed: int = 12) -> dict[str, tuple[str, str, str]]:
+    """Small programs mixing shape reads, helpers, methods and random draws.
+
+    Each is profiled on one set of shapes and run on others; a safe fix must not
+    change any result.
+    """
+    import random
+
+    rng = random.Random(seed)
+    reads = [
+        ("", "y = x * 2.0"),
+        ("", "y = tf.reshape(x, [x.shape[0], -1])"),
+        ("", "y = x + tf.zeros([x.shape[0], x.shape[1]])"),
+        ("", "y = x * float(len(x))"),
+        ("", "y = x[..., 0:1] if x.shape[-1] > 2 else x"),
+        ("", "y = tf.tile(x[:1], [x.shape[0], 1])"),
+        ("", "y = tf.reduce_sum(x, axis=0, keepdims=True) + x"),
+        ("def helper(t):\n    return t * t.shape[1]\n", "y = helper(x)"),
+        ("def helper(t):\n    return t * 3.0\n", "y = helper(x)"),
+        ("", "b, f = x.shape\n    y = x / f"),
+        ("", "y = x + tf.random.uniform(tf.shape(x))"),
+        ("", "y = x * tf.cast(tf.shape(x)[0], tf.float32)"),
+    ]
+    cases: dict[str, tuple[str, str, str]] = {}
+    for index in range(count):
+        picked = rng.sample(reads, rng.randint(1, 3))
+        helpers = "".join(dict.fromkeys(h for h, _ in picked if h))
+        body = "\n    x = y\n    ".join(line for _, line in picked)
+        method = rng.random() < 0.5
+        width = rng.choice([3, 4])
+        if method:
+            module = (
+                f"import tensorflow as tf\n\n{helpers}\n\nclass M(tf.Module):\n"
+                f"    @tf.function\n    def __call__(self, x):\n"
+                + "\n".join("    " + line for line in f"    {body}\n    return y".splitlines())
+                + "\n"
+            )
+            call = "m.M()"
+        else:
+            module = (
+                f"import tensorflow as tf\n\n{helpers}\n\n@tf.function\ndef f(x):\n"
+                f"    {body}\n    return y\n"
+            )
+            call = "m.f"
+        batches = rng.choice([(4, 4, 4, 4), (2, 3, 4, 5), (6, 6, 7, 7)])
+        profiled = (
+            f"tf.random.set_seed(1)\nfn = {call}\nfor n in {batches}: fn(tf.ones([n, {width}]) * n)"
+        )
+        other = rng.choice([1, 3, 9])
+        unseen = (
+            f"tf.random.set_seed(1)\nfn = {call}\n"
+            f"out = [fn(tf.ones([n, w]) * n) for n, w in (({other}, {width}), (2, {width + 2}), "
+            f"({batches[0]}, {width}))]"
+        )
+        cases[f"generated_{index:03d}"] = (module, profiled, unseen)
+    return cases
+
+
+def _load(path: Path, name: str):
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _run(module, code: str, tf) -> dict:
+    scope = {"m": module, "tf": tf}
+    try:
+        exec(code, scope)  # noqa: S102 - the test's own driver code
+    except Exception as exc:  # noqa: BLE001 - the exception is the observable result
+        return {"error": type(exc).__name__}
+    return {"values": [v.numpy().tolist() for v in scope.get("out", [])]}
+
+
+def main() -> None:
+    import tensorflow as tf
+
+    import autosig
+    from autosig.infer import InferOptions, infer_plan
+    from autosig.profile.format import load_profile
+    from autosig.rewrite.engine import fix_text
+    from autosig.rules.registry import select_rules
+
+    cases = dict(CASES)
+    if sys.argv[1:2] == ["--generated"]:
+        cases = generated_cases(int(sys.argv[2]))
+    for name, (source, profiled, unseen) in cases.items():
+        text = textwrap.dedent(source).lstrip()
+        with tempfile.TemporaryDirectory() as tmp:
+            root = Path(tmp)
+            (root / "model.py").write_text(text)
+            os.chdir(root)
+            profile_path = root / "profile.json"
+            with autosig.record(str(profile_path)):
+                _run(_load(root / "model.py", f"{name}_profiled"), profiled, tf)
+            plan = infer_plan(load_profile(profile_path), {"model.py": text}, InferOptions())
+            rules = select_rules()
+            fixed = fix_text(text, "model.py", plan=plan, rules=rules, unsafe_fixes=False)
+            (root / "fixed.py").write_text(fixed.new_text)
+            original = _run(_load(root / "model.py", f"{name}_original"), unseen, tf)
+            rewritten = _run(_load(root / "fixed.py", f"{name}_fixed"), unseen, tf)
+        applied = [f"{fix.code}:{fix.safety}" for fix in fixed.applied]
+        print(
+            json.dumps(
+                {
+                    "case": name,
+                    "original": original,
+                    "fixed": rewritten,
+                    "applied": applied,
+                    "changed": fixed.changed,
+                    "new_text": fixed.new_text,
+                }
+            ),
+            flush=True,
+        )
+
+
+if __name__ == "__main__":
+    main()
