@@ -41,6 +41,7 @@ ALL: frozenset[int] | None = None
 MAX_DEPTH = 6
 """How deep calls into project functions are followed."""
 
+_CONTAINER_METHODS = frozenset({"append", "extend", "insert", "add", "setdefault"})
 _TAPE_METHODS = frozenset({"gradient", "jacobian", "batch_jacobian"})
 _RANK_ONLY = frozenset({"rank", "ndims"})
 _SHAPE_METHODS = frozenset({"get_shape"})
@@ -598,6 +599,12 @@ class _FunctionWalk:
             return
         if isinstance(func, cst.Attribute) and self.taint_of(func.value):
             return  # a method of the tensor itself (x.assign, rt.to_tensor, ...)
+        if (
+            isinstance(func, cst.Attribute)
+            and func.attr.value in _CONTAINER_METHODS
+            and isinstance(func.value, cst.Name)
+        ):
+            return  # moments.append(t): a Python container holds the tensor, reads nothing
         if isinstance(func, cst.Attribute) and func.attr.value in _TAPE_METHODS:
             return  # tape.gradient(loss, vars): TensorFlow differentiates whatever shape
         callee = self._resolve(call)

@@ -6,8 +6,10 @@ temporary paths and function order are normalised; ``pytest --update-golden`` re
 them instead (never silently: without the flag a missing file is a failure). Trace
 counts come from the driver's last ``TRACES {...}`` line: after autosig's fix they must
 reach the hand-written fix (``hand.py``) for the functions named in ``case.json``, and
-never get worse for the others. Steps whose command does not exist yet are skipped,
-with the reason.
+never get worse for the others. The rewritten program must also print what the original
+prints (independently of ``autosig verify``), including on the calls each driver makes
+outside its profile (``GOLDEN_UNSEEN=1``: other batch sizes, other instances, larger
+ints). Steps whose command does not exist yet are skipped, with the reason.
 """
 
 from __future__ import annotations
@@ -275,6 +277,7 @@ def check_fix(
     else:
         out.skipped.append("verify")
 
+    shutil.copyfile(work / "model.py", work / ORIGINAL)
     written = autosig("fix", "model.py", "--profile", PROFILE, *fix_args, cwd=work)
     if out.check(written.returncode in (0, 1), f"fix failed:\n{shown(written)}"):
         out.compare("model.py", (work / "model.py").read_text())
@@ -291,13 +294,43 @@ def verify_args(case: dict) -> list[str]:
     return [*case["fix_args"], "--xla" if xla else "--no-xla"]
 
 
+ORIGINAL = "original_model.py"
+"""A copy of the case's model.py taken before ``autosig fix`` writes it."""
+
+
+def run_unseen(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    """Run a driver with its calls outside the profile (``GOLDEN_UNSEEN=1``)."""
+    env = {**run_env(), "GOLDEN_UNSEEN": "1"}
+    return subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True, timeout=TIMEOUT_S)
+
+
+def printed(stdout: str, unsafe: bool) -> list[str]:
+    """The results a driver prints: all but its TRACES line; with unsafe fixes (which
+    change random streams and trace-time prints on purpose) only the calls outside the
+    profile, whose drivers print nothing those fixes change."""
+    lines = [line for line in stdout.splitlines() if not line.startswith("TRACES ")]
+    return [line for line in lines if line.startswith("UNSEEN")] if unsafe else lines
+
+
 def check_traces(
     work: Path, case: dict, original: dict[str, int], target: dict[str, int], out: Outcome
 ) -> None:
-    """The rewritten module reaches hand.py's trace counts and never does worse."""
-    rewritten = run([sys.executable, "driver.py"], work)
+    """The rewritten module reaches hand.py's trace counts, never does worse, and prints
+    what the original prints, on the profiled calls and on calls outside the profile."""
+    rewritten = run_unseen([sys.executable, "driver.py"], work)
     if not out.check(rewritten.returncode == 0, f"rewritten driver failed:\n{shown(rewritten)}"):
         return
+    before = run_unseen([sys.executable, "driver.py", ORIGINAL], work)
+    if out.check(before.returncode == 0, f"original driver failed:\n{shown(before)}"):
+        unsafe = "--unsafe-fixes" in case["fix_args"]
+        expected, actual = printed(before.stdout, unsafe), printed(rewritten.stdout, unsafe)
+        out.check(
+            expected == actual and any(line.startswith("UNSEEN") for line in expected),
+            "the rewritten program prints other results than the original:\n"
+            + "\n".join(
+                difflib.unified_diff(expected, actual, "original", "rewritten", lineterm="")
+            ),
+        )
     after = traces_of(rewritten)
     for fn in case["reach_hand"]:
         out.check(

@@ -718,6 +718,12 @@ class _Advice:
         something fix decides (a new tf.function object per call, variable creation).
         """
         plan = self.plan
+        if plan is not None and plan.safety == "unsafe" and plan.action != "none":
+            fix = "an input_signature" if plan.action == "signature" else "reduce_retracing=True"
+            return [
+                f"{self.command} gives {plan.qualname} {fix} only with --unsafe-fixes: "
+                + "; ".join(plan.warnings)
+            ]
         if plan is None or not self.pointed or plan.action == "signature":
             return []
         reasons = "; ".join(dict.fromkeys(plan.reasons)) or "no reason given"

@@ -37,6 +37,7 @@ def file_summary(
     if not result.changed and not left:
         return []
     parts: list[str] = []
+
     def name(fix: AppliedFix) -> str:
         return (fix.qualname or "?") + (" (unsafe)" if fix.unsafe else "")
 
@@ -59,7 +60,12 @@ def file_summary(
         head = f"{result.path}: {verb}: {'; '.join(parts) or 'changes'}"
     else:
         head = f"{result.path}: nothing changed"
-    return [head] + [f"  - {item}" for item in left]
+    unsafe_plans = [
+        f"{fix.qualname} (line {fix.line}): {fix.description}"
+        for fix in result.applied
+        if fix.code == SIGNATURE and fix.unsafe  # reduce_retracing's own line says why
+    ]
+    return [head] + [f"  - {item}" for item in unsafe_plans + left]
 
 
 def total_summary(

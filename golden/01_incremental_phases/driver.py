@@ -8,6 +8,7 @@ Prints per-phase losses, then ``TRACES {...}``: each tf.function's trace count.
 
 import importlib.util
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -27,6 +28,14 @@ def load_module():
     sys.modules["model"] = module
     spec.loader.exec_module(module)
     return module
+
+
+def unseen(model, x, y, mse):
+    """Calls outside the profile: other batch sizes."""
+    print(f"UNSEEN evaluate batch 7: {float(model.evaluate(x[:7], y[:7])):.6f}")
+    print(f"UNSEEN evaluate batch 100: {float(model.evaluate(x, y)):.6f}")
+    loss = model.train_step(x[:5], y[:5], mse, tf.Variable(0.01))
+    print(f"UNSEEN train_step batch 5: {float(loss):.6f}")
 
 
 def main():
@@ -50,6 +59,8 @@ def main():
         "evaluate": model.evaluate.experimental_get_tracing_count(),
     }
     print("TRACES " + json.dumps(traces, sort_keys=True))
+    if os.environ.get("GOLDEN_UNSEEN") == "1":  # calls outside the profile
+        unseen(model, x, y, mse)
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@ both branches of the tensor ``if`` run. Usage: ``python driver.py [MODULE.py]``
 
 import importlib.util
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -27,6 +28,14 @@ def load_module():
     return module
 
 
+def unseen(model, rng):
+    """Calls outside the profile: other shapes."""
+    for rows, cols in ((1, 1), (30, 2)):
+        features = rng.uniform(0.1, 1.0, size=(rows, cols)).astype("float32")
+        scaled, count = model.normalize(features)
+        print(f"UNSEEN {rows}x{cols}: rows {int(count)} sum {float(np.sum(scaled)):.4f}")
+
+
 def main():
     model = load_module()
     rng = np.random.default_rng(3)
@@ -39,6 +48,8 @@ def main():
         print(f"step {step}: shape {scaled.shape} rows {int(count)} sum {float(np.sum(scaled)):.4f}")
     traces = {"normalize": model.normalize.experimental_get_tracing_count()}
     print("TRACES " + json.dumps(traces, sort_keys=True))
+    if os.environ.get("GOLDEN_UNSEEN") == "1":  # calls outside the profile
+        unseen(model, rng)
 
 
 if __name__ == "__main__":

@@ -8,6 +8,7 @@ results, then ``TRACES {...}``.
 
 import importlib.util
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -29,6 +30,14 @@ def load_module():
     return module
 
 
+def unseen(model, rng):
+    """Calls outside the profile: a longer token list, another scale."""
+    tokens = tf.constant(rng.integers(0, 8, size=20), dtype=tf.int32)
+    weights = tf.cast(tf.linspace(1.0, 2.0, 8), tf.float32)
+    features = model.featurize(tokens, weights, model.FeatureOptions(vocab_size=8, scale=2.0))
+    print("UNSEEN " + " ".join(f"{v:.3f}" for v in features.numpy()))
+
+
 def main():
     model = load_module()
     rng = np.random.default_rng(4)
@@ -43,6 +52,8 @@ def main():
         print(f"call {call}: {features.dtype.name} {values}")
     traces = {"featurize": model.featurize.experimental_get_tracing_count()}
     print("TRACES " + json.dumps(traces, sort_keys=True))
+    if os.environ.get("GOLDEN_UNSEEN") == "1":  # calls outside the profile
+        unseen(model, rng)
 
 
 if __name__ == "__main__":

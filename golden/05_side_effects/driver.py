@@ -7,6 +7,7 @@ model.py beside this file). Prints results, the counter, then ``TRACES {...}``.
 
 import importlib.util
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -31,6 +32,15 @@ def fmt(values):
     return " ".join(f"{v:.3f}" for v in values)
 
 
+def unseen(model, stats, rng):
+    """Calls outside the profile: another batch size, another instance's width."""
+    moments = stats.update(rng.normal(size=(9, 3)).astype("float32"))
+    print(f"UNSEEN batch 9: {fmt(moments.numpy()[1])}")
+    wide = model.RunningStats(features=5)
+    moments = wide.update(rng.normal(size=(2, 5)).astype("float32"))
+    print(f"UNSEEN features 5: {fmt(moments.numpy()[1])}")
+
+
 def main():
     model = load_module()
     stats = model.RunningStats(features=3)
@@ -43,6 +53,8 @@ def main():
     print(f"total: {fmt(stats.total.numpy())}")
     traces = {"RunningStats.update": stats.update.experimental_get_tracing_count()}
     print("TRACES " + json.dumps(traces, sort_keys=True))
+    if os.environ.get("GOLDEN_UNSEEN") == "1":  # calls outside the profile
+        unseen(model, stats, rng)
 
 
 if __name__ == "__main__":

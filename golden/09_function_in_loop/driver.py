@@ -9,6 +9,7 @@ function (they are created and dropped inside model code). Usage: ``python drive
 
 import importlib.util
 import json
+import os
 import sys
 from collections import defaultdict
 from pathlib import Path
@@ -44,6 +45,15 @@ def load_module():
     return module
 
 
+def unseen(model, rng):
+    """Calls outside the profile: other batch sizes and widths, another limit."""
+    batches = [rng.normal(size=shape).astype("float32") for shape in ((5, 4), (16, 7))]
+    for batch in model.preprocess_all(batches):
+        print(f"UNSEEN {batch.shape}: max {float(np.max(batch)):.4f}")
+    clipped = model.Clipper(limit=0.5)(batches[0])
+    print(f"UNSEEN clip: max {float(np.max(clipped)):.4f}")
+
+
 def main():
     record_every_tf_function()
     model = load_module()
@@ -59,6 +69,8 @@ def main():
         name = getattr(fn.python_function, "__qualname__", fn.__name__)
         traces[name] += fn.experimental_get_tracing_count()
     print("TRACES " + json.dumps(dict(traces), sort_keys=True))
+    if os.environ.get("GOLDEN_UNSEEN") == "1":  # calls outside the profile
+        unseen(model, rng)
 
 
 if __name__ == "__main__":

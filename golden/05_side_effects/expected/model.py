@@ -9,7 +9,7 @@ class RunningStats(tf.Module):
         self.steps = tf.Variable(0)
         self.total = tf.Variable(tf.zeros([features]))
 
-    @tf.function(input_signature=[tf.TensorSpec(shape=[None, 3], dtype=tf.float32)])
+    @tf.function(input_signature=[tf.TensorSpec(shape=[None, None], dtype=tf.float32)])
     def update(self, batch):
         print("tracing RunningStats.update for", batch.shape)
         tf.print("batch mean:", tf.reduce_mean(batch))
