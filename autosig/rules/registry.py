@@ -100,10 +100,21 @@ PROFILE_CODES: tuple[CodeDoc, ...] = (
         ```
 
         ## Fix safety
-        Safe: `autosig fix --profile` writes a signature that accepts every call the
-        profile saw and binds each argument as before. Calls of a shape or dtype the
-        profile never saw may be refused by the new signature; profile a representative
-        run.
+        Safe when the shape-use analysis backs it: the signature accepts every call the
+        profile saw, binds each argument as before, and leaves `None` only in dimensions
+        no code reads statically (`x.shape[i]`, `len(x)`, `b, t = x.shape`, in the
+        function or the project code it calls). A dimension that never varied is kept
+        only where another size could not arrive unnoticed: the batch dimension, any
+        dimension of a method's argument (one signature serves every instance) and any
+        dimension seen in fewer than 8 calls are freed when no read of them is found,
+        and otherwise kept with the fix labelled *unsafe* (it would reject sizes the
+        original accepts). A dimension that varied but is read statically gets no
+        relaxed trace at all (neither a signature nor `reduce_retracing`); the report
+        names the line. A function that draws stateful random numbers (`tf.random.*`,
+        `tf.nn.dropout`, Python's or NumPy's RNG) gets an *unsafe* fix: fewer traces
+        change the numbers drawn. `reduce_retracing=True` is planned only where a tensor
+        shape varies (it cannot help Python values or objects) and no static read was
+        found.
         """,
     ),
     CodeDoc(
