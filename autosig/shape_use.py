@@ -45,6 +45,13 @@ _CONTAINER_METHODS = frozenset({"append", "extend", "insert", "add", "setdefault
 _TAPE_METHODS = frozenset({"gradient", "jacobian", "batch_jacobian"})
 _RANK_ONLY = frozenset({"rank", "ndims"})
 _SHAPE_METHODS = frozenset({"get_shape"})
+
+
+def autograph_enabled(decorator_args: Mapping[str, str]) -> bool:
+    """Whether a tf.function converts Python control flow (its ``autograph`` option)."""
+    return decorator_args.get("autograph", "True").strip() != "False"
+
+
 _ITERATING_BUILTINS = frozenset(
     {
         "list",
@@ -170,14 +177,16 @@ def shape_use(
     function: cst.FunctionDef | cst.Lambda,
     params: Sequence[str],
     ranks: Mapping[str, int | None] | None = None,
+    autograph: bool = True,
 ) -> ShapeUse:
     """Static shape reads of ``params`` in ``function`` and the project code it calls.
 
     ``wrapper`` must have ``ScopeProvider`` and ``PositionProvider`` resolvable (the
     discovery wrappers of ``check``, ``fix`` and inference all do). ``ranks`` gives a
-    parameter's rank when known, so ``x.shape[-1]`` names its dimension.
+    parameter's rank when known, so ``x.shape[-1]`` names its dimension. ``autograph``
+    is the tf.function's option (a ``for`` loop over a tensor is then a graph loop).
     """
-    tracer = _Tracer(wrapper, dict(ranks or {}))
+    tracer = _Tracer(wrapper, dict(ranks or {}), autograph)
     result = ShapeUse(reads={p: [] for p in params})
     taint = {p: {p: True} for p in params}
     tracer.scan(function, taint, result, via="", depth=0)
@@ -243,9 +252,12 @@ def _is_stub(function: cst.FunctionDef) -> bool:
 class _Tracer:
     """Walks one function (and, recursively, the project functions it calls)."""
 
-    def __init__(self, wrapper: MetadataWrapper, ranks: dict[str, int | None]) -> None:
+    def __init__(
+        self, wrapper: MetadataWrapper, ranks: dict[str, int | None], autograph: bool
+    ) -> None:
         self.wrapper = wrapper
         self.ranks = ranks
+        self.autograph = autograph
         self.positions = wrapper.resolve(PositionProvider)
         self.scopes = wrapper.resolve(ScopeProvider)
         self.module = wrapper.module
@@ -412,6 +424,14 @@ class _FunctionWalk:
     def _is_sequence(self, value: cst.BaseExpression) -> bool:
         if isinstance(value, (cst.List, cst.Tuple, cst.ListComp)):
             return True
+        if (
+            isinstance(value, cst.Call)
+            and isinstance(value.func, cst.Attribute)
+            and value.func.attr.value in _TAPE_METHODS
+            and len(value.args) >= 2
+            and not isinstance(value.args[1].value, cst.Name)
+        ):
+            return True  # tape.gradient(loss, [w, b] / model.trainable_variables): a list
         return isinstance(value, cst.Call) and self.t.builtin(value.func) in ("list", "tuple")
 
     def _is_sequence_value(self, node: cst.BaseExpression) -> bool:
@@ -479,7 +499,9 @@ class _FunctionWalk:
                 self._call(node)
             elif isinstance(node, cst.Assign):
                 self._unpacking(node)
-            elif isinstance(node, cst.For):
+            elif isinstance(node, cst.For) and not self.t.autograph:
+                # autograph turns ``for row in x`` over a tensor into a loop over
+                # tf.shape(x)[0]; without it Python iterates, which needs dimension 0
                 self._iteration(node.iter, node)
             elif isinstance(node, cst.CompFor):
                 self._iteration(node.iter, node)

@@ -26,7 +26,13 @@ from autosig.infer.params import ParamResult
 from autosig.infer.source import Source
 from autosig.infer.wording import plural
 from autosig.profile.format import FunctionRecord, Value
-from autosig.shape_use import ShapeRead, ShapeUse, callee_reads_dim, shape_use
+from autosig.shape_use import (
+    ShapeRead,
+    ShapeUse,
+    autograph_enabled,
+    callee_reads_dim,
+    shape_use,
+)
 from autosig.specs import (
     DictNode,
     ListNode,
@@ -130,7 +136,9 @@ def decide_shapes(
         if len(lengths) == 1 and None not in lengths and len(shapes[r.info.name]) == 1:
             ranks[r.info.name] = lengths.pop()
     assert source.wrapper is not None and site.function is not None
-    use = shape_use(source.wrapper, site.function, [r.info.name for r in carriers], ranks)
+    names = [r.info.name for r in carriers]
+    autograph = autograph_enabled(site.site.decorator_args)
+    use = shape_use(source.wrapper, site.function, names, ranks, autograph)
     decision = ShapeDecision(use=use)
     decision.shape_varies = any(
         len(seen) > 1 for places in shapes.values() for seen in places.values()

@@ -10,7 +10,7 @@ from autosig.discover import FunctionSite
 from autosig.rules.as106_function_in_loop import recreated_sites
 from autosig.rules.base import Invalid, Rule, Violation
 from autosig.rules.context import RuleContext
-from autosig.shape_use import shape_use
+from autosig.shape_use import autograph_enabled, shape_use
 
 RETRACING_KEYWORDS = ("input_signature", "reduce_retracing", "experimental_relax_shapes")
 """Any of these, given explicitly (even ``=False``), is a decision we leave alone."""
@@ -220,7 +220,9 @@ def _static_safety(
     """
     if params is None or site.function is None:
         return "unsafe", "the traced function is not in this file, so its shape reads are unknown"
-    use = shape_use(ctx.wrapper, site.function, params)
+    use = shape_use(
+        ctx.wrapper, site.function, params, autograph=autograph_enabled(site.site.decorator_args)
+    )
     reads = [r for found in use.reads.values() for r in found]
     definite = [r for r in reads if r.definite]
     if definite:
