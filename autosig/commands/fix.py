@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import pickle
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, replace
@@ -39,6 +39,7 @@ from autosig.files import (
     size_notice,
     write_source,
 )
+from autosig.model import Finding
 from autosig.patch import display_path, unified_diff, write_patch
 from autosig.plan import Plan
 from autosig.progress import Progress
@@ -88,10 +89,17 @@ Examples:
   autosig fix src/ --unsafe-fixes --select AS102,AS103
 
 \b
-Exit codes: 0 everything fixed (or, with --diff/--patch-out, nothing would change);
-1 problems left unfixed (or, with --diff/--patch-out, changes to review); 2 an error
-(bad path, a file that does not parse, a read-only file, a bad profile). Other files
-are still fixed. A file skipped as over --max-file-size is a warning (also in sarif
+Exit codes: 0 everything fixed (with --diff: nothing would change; with
+--patch-out: the patch was written, so 'fix --patch-out P && autosig apply P' works);
+1 problems left unfixed (with --diff: changes to review; a print that logs tracing,
+left on purpose, is not a problem); 2 an error (bad path, a file that does not
+parse, a read-only file, a bad profile, a function changed since it was profiled,
+a patch that cannot be written). Other files are still fixed.
+
+\b
+With --diff, stdout is the diff: --format json prints one object {"diff": ...,
+"findings": [...], "errors": [...]} instead; github and sarif reports go to stderr.
+Lines in reports of --diff and --patch-out are lines of the files on disk. A file skipped as over --max-file-size is a warning (also in sarif
 and github output, and counted in the summary), not an error. A --select that leaves
 no rule to run (only verify codes, or profile codes without --profile) is an error.
 """,
@@ -214,12 +222,14 @@ def command(
         for file, result in by_file
         if result.changed
     )
-    if show_diff and diff:
+    if show_diff and diff and output_format != "json":
         click.echo(diff, nl=False)
+    patch_written = False
     if patch_out is not None:
         try:
             header = patch_header([result for _, result in by_file]) if diff else ""
             write_patch(patch_out, header + diff)
+            patch_written = True
         except AutosigError as exc:
             errors.append(exc)
     if not dry_run:
@@ -236,8 +246,20 @@ def command(
         by_file = written
 
     results_only = [result for _, result in by_file]
-    remaining = [f for result in results_only for f in result.findings]
-    if not show_diff:
+    errors.extend(_stale_errors(results_only, profile_path))
+    remaining = [
+        finding
+        for file, result in by_file
+        for finding in (_on_disk(result.findings, file, result) if dry_run else result.findings)
+    ]
+    if show_diff and output_format == "json":
+        click.echo(_diff_json(diff, remaining, errors), nl=False)
+    elif show_diff:
+        # stdout holds the diff (it must stay a patch): the report goes to stderr
+        report = render_findings(remaining, [], output_format, skipped)
+        if report and output_format != "text":
+            click.echo(report, nl=False, err=True)
+    else:
         report = render_findings(remaining, [], output_format, skipped)
         if report:
             click.echo(report, nl=False)
@@ -249,7 +271,7 @@ def command(
                 click.echo(line, err=True)
         for line in _library_notes(profile, plan):
             click.echo(line, err=True)
-        if patch_out is not None:
+        if patch_written and patch_out is not None:
             what = "the diff" if diff else "an empty patch (nothing to change)"
             click.echo(f"Wrote {what} to {patch_out}.", err=True)
         summary = total_summary(
@@ -262,9 +284,95 @@ def command(
         click.echo(summary, err=True)
     if errors:
         sys.exit(EXIT_ERROR)
-    if dry_run:
+    if show_diff:
         sys.exit(EXIT_FINDINGS if diff else EXIT_OK)
-    sys.exit(EXIT_FINDINGS if any(result.unfixed for result in results_only) else EXIT_OK)
+    if patch_out is not None:
+        sys.exit(EXIT_OK)  # the patch is written: 'fix --patch-out P && autosig apply P'
+    sys.exit(EXIT_FINDINGS if any(_open_problems(result) for result in results_only) else EXIT_OK)
+
+
+def _deliberate(finding: Finding) -> bool:
+    """A finding autosig leaves on purpose: a print that logs tracing (AS101)."""
+    from autosig.rules.as101_print import TRACE_LOG_MESSAGE
+
+    return finding.code == "AS101" and finding.message.endswith(
+        TRACE_LOG_MESSAGE.split("{name}")[-1]
+    )
+
+
+def _open_problems(result: FixResult) -> int:
+    """Problems fix could not solve; a deliberate trace-time print is not one."""
+    return result.unfixed - sum(1 for f in result.findings if _deliberate(f))
+
+
+def _on_disk(findings: Sequence[Finding], file: _File, result: FixResult) -> list[Finding]:
+    """Findings of a dry run, with lines in the file on disk (not the rewritten text)."""
+    if not result.changed or not findings:
+        return list(findings)
+    to_old = line_map(result.new_text, file.source.text)
+    return [replace(f, line=to_old(f.line)) for f in findings]
+
+
+def line_map(new: str, old: str) -> Callable[[int], int]:
+    """Map a 1-based line of ``new`` to the line of ``old`` it came from.
+
+    Unchanged lines map exactly; a line inside a rewritten block maps to the same
+    offset into the block it replaced (its last line when the new block is longer).
+    """
+    import difflib
+
+    blocks = difflib.SequenceMatcher(
+        None, new.splitlines(), old.splitlines(), autojunk=False
+    ).get_opcodes()
+
+    def to_old(line: int) -> int:
+        index = line - 1
+        for _tag, i1, i2, j1, j2 in blocks:
+            if i1 <= index < i2 or (i1 == i2 == index):
+                if j2 <= j1:
+                    return j1 + 1 if j1 > 0 else 1
+                return min(j1 + (index - i1), j2 - 1) + 1
+        return line
+
+    return to_old
+
+
+def _diff_json(diff: str, findings: Sequence[Finding], errors: Sequence[AutosigError]) -> str:
+    """``fix --diff --format json``: one object holding the diff and the report."""
+    import json
+
+    from autosig.report import finding_json
+
+    data = {
+        "diff": diff,
+        "findings": [finding_json(f) for f in findings],
+        "errors": [{"path": e.path, "message": e.message} for e in errors],
+    }
+    return json.dumps(data, indent=2) + "\n"
+
+
+def _stale_errors(results: Sequence[FixResult], profile_path: Path | None) -> list[AutosigError]:
+    """One error per function changed since profiling (the README's exit 2), said once.
+
+    The engine's own "not fixed: changed since ..." line is dropped from the file's
+    summary so the function is named once, as an error.
+    """
+    out: list[AutosigError] = []
+    for result in results:
+        for qualname in dict.fromkeys(result.stale):
+            out.append(
+                AutosigError(
+                    f"{qualname} changed since {profile_path} was recorded: not fixed from "
+                    "the profile (re-run autosig profile)",
+                    result.path,
+                )
+            )
+            result.left = [
+                item
+                for item in result.left
+                if not (item.startswith(f"{qualname} (line ") and "since it was profiled" in item)
+            ]
+    return out
 
 
 def _fail(exc: AutosigError) -> None:
@@ -354,13 +462,19 @@ def _plan(
     from autosig.infer import infer_plan
     from autosig.profile.format import load_profile
     from autosig.rules.registry import selected_codes
+    from autosig.suppress import honour_plan_suppressions
 
     profile = load_profile(profile_path)
+    note = profile.partial_note()
+    if note is not None:
+        click.echo(f"autosig: warning: {profile_path}: {note}", err=True)
     root = _profile_root(profile, profile_path, files, config)
     for file in files:
         file.profile_rel = profile_relative(file.source.path, root)
     sources = {file.profile_rel: file.source.text for file in files}
-    plan = infer_plan(profile, sources, _infer_options(config, relax, root))
+    plan = honour_plan_suppressions(
+        infer_plan(profile, sources, _infer_options(config, relax, root)), sources
+    )
     codes = selected_codes(
         select if select is not None else config.select, tuple(config.ignore) + tuple(ignore or ())
     )
