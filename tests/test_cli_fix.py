@@ -621,3 +621,28 @@ def test_readme_patch_out_one_liner_applies_the_fixes(project: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert "Patched 1 file." in done.stderr
     assert "input_signature=[" in (project / "src" / "train.py").read_text()
+
+
+def test_fix_dash_reads_stdin_and_writes_the_fixed_source_to_stdout(tmp_path: Path) -> None:
+    def fix_stdin(*args: str, data: bytes) -> subprocess.CompletedProcess[bytes]:
+        return subprocess.run(
+            [sys.executable, "-m", "autosig", "fix", "-", *args],
+            cwd=tmp_path,
+            input=data,
+            capture_output=True,
+            timeout=120,
+        )
+
+    crlf = DIRTY.replace("\n", "\r\n").encode()
+    result = fix_stdin(data=crlf)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == FIXED.replace("\n", "\r\n").encode()  # line endings kept
+    left = fix_stdin(data=LEFT.encode())
+    assert (left.returncode, left.stdout) == (1, LEFT.encode())
+    assert left.stderr.decode().startswith("-:6:12: AS105 ")
+    diff = fix_stdin("--diff", data=DIRTY.encode())
+    assert diff.returncode == 1 and diff.stdout.startswith(b"--- a/-\n+++ b/-\n@@ ")
+    broken = fix_stdin(data=BROKEN.encode())
+    assert broken.returncode == 2 and broken.stdout == BROKEN.encode()  # buffer not lost
+    assert b"-: error: does not parse (line 4" in broken.stderr
+    assert not list(tmp_path.iterdir())  # nothing written

@@ -87,6 +87,7 @@ Examples:
   autosig fix src/ --profile .autosig/profile.json --patch-out fixes.patch
   autosig apply fixes.patch                          # after review
   autosig fix src/ --unsafe-fixes --select AS102,AS103
+  autosig fix - < model.py > fixed.py                # stdin to stdout (editors)
 
 \b
 Exit codes: 0 everything fixed (with --diff: nothing would change; with
@@ -104,7 +105,7 @@ and github output, and counted in the summary), not an error. A --select that le
 no rule to run (only verify codes, or profile codes without --profile) is an error.
 """,
 )
-@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.argument("paths", nargs=-1, required=True, type=click.Path(allow_dash=True, path_type=Path))
 @click.option(
     "--profile",
     "profile_path",
@@ -178,6 +179,9 @@ def command(
     byte. A summary per file goes to stderr; problems left go to stdout in --format.
     Files over max-file-size (default 2 MB) are skipped with a warning; read-only
     files are never written (an error; --diff still shows their changes).
+
+    PATH '-' reads one file's source from stdin and writes it, fixed, to stdout
+    (static fixes only; the report goes to stderr), for editor integrations.
     """
     try:
         config = load_config(paths, config_file)
@@ -189,6 +193,10 @@ def command(
     except AutosigError as exc:
         _fail(exc)
     unsafe = config.unsafe_fixes if unsafe_fixes is None else unsafe_fixes
+    if Path("-") in paths:
+        _fix_stdin(
+            paths, profile_path, patch_out, show_diff, verify, select, ignore, config, unsafe
+        )
     errors: list[AutosigError] = []
     limit = config.max_file_size if max_file_size is None else max_file_size
     files, seen, skipped = _collect(paths, config, select, ignore, exclude, errors, limit, quiet)
@@ -250,7 +258,9 @@ def command(
     remaining = [
         finding
         for file, result in by_file
-        for finding in (_on_disk(result.findings, file, result) if dry_run else result.findings)
+        for finding in (
+            _on_disk(result.findings, file.source.text, result) if dry_run else result.findings
+        )
     ]
     if show_diff and output_format == "json":
         click.echo(_diff_json(diff, remaining, errors), nl=False)
@@ -305,11 +315,11 @@ def _open_problems(result: FixResult) -> int:
     return result.unfixed - sum(1 for f in result.findings if _deliberate(f))
 
 
-def _on_disk(findings: Sequence[Finding], file: _File, result: FixResult) -> list[Finding]:
+def _on_disk(findings: Sequence[Finding], old_text: str, result: FixResult) -> list[Finding]:
     """Findings of a dry run, with lines in the file on disk (not the rewritten text)."""
     if not result.changed or not findings:
         return list(findings)
-    to_old = line_map(result.new_text, file.source.text)
+    to_old = line_map(result.new_text, old_text)
     return [replace(f, line=to_old(f.line)) for f in findings]
 
 
@@ -373,6 +383,66 @@ def _stale_errors(results: Sequence[FixResult], profile_path: Path | None) -> li
                 if not (item.startswith(f"{qualname} (line ") and "since it was profiled" in item)
             ]
     return out
+
+
+def _fix_stdin(
+    paths: tuple[Path, ...],
+    profile_path: Path | None,
+    patch_out: Path | None,
+    show_diff: bool,
+    verify: bool,
+    select: tuple[str, ...] | None,
+    ignore: tuple[str, ...] | None,
+    config: Config,
+    unsafe: bool,
+) -> None:
+    """``fix -``: the source on stdin, fixed, to stdout (as black and ruff do); exits.
+
+    The report and the summary go to stderr; with --diff only the diff is printed.
+    Static fixes only: a profile names files by path.
+    """
+    from autosig.files import decode_source
+
+    if len(paths) > 1:
+        _fail(AutosigError("'-' (stdin) must be the only PATH"))
+    if profile_path is not None or patch_out is not None or verify:
+        _fail(AutosigError("'fix -' makes static fixes only (no --profile, --patch-out, --verify)"))
+    data = sys.stdin.buffer.read()
+    try:
+        text, encoding, bom = decode_source(data, "-")
+    except AutosigError as exc:
+        _fail(exc)
+    source = SourceFile(Path("-"), text, encoding, bom)
+    file_ignore = tuple(config.ignore) + tuple(c for c in ignore or () if c not in config.ignore)
+    outcome = fix_task(
+        _Task(
+            display="-",
+            text=text,
+            profile_rel="-",
+            select=tuple(select) if select is not None else config.select,
+            ignore=file_ignore,
+            unsafe_fixes=unsafe,
+            plan=None,
+        )
+    )
+    if isinstance(outcome, AutosigError):
+        if not show_diff:
+            sys.stdout.buffer.write(data)  # an editor must never lose the buffer
+            sys.stdout.buffer.flush()
+        _fail(outcome)
+    if show_diff:
+        diff = unified_diff(text, outcome.new_text, "-") if outcome.changed else ""
+        click.echo(diff, nl=False)
+    else:
+        sys.stdout.buffer.write(source.encode(outcome.new_text))
+        sys.stdout.buffer.flush()
+    findings = outcome.findings if not show_diff else _on_disk(outcome.findings, text, outcome)
+    report = render_findings(findings, [], "text")
+    if report:
+        click.echo(report, nl=False, err=True)
+    if show_diff:
+        sys.exit(EXIT_FINDINGS if outcome.changed else EXIT_OK)
+    sys.exit(EXIT_FINDINGS if _open_problems(outcome) else EXIT_OK)
 
 
 def _fail(exc: AutosigError) -> None:
