@@ -17,7 +17,7 @@ from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -44,8 +44,10 @@ from autosig.patch import display_path, unified_diff, write_patch
 from autosig.plan import Plan
 from autosig.progress import Progress
 from autosig.report import format_error, render_findings, skipped_phrase
-from autosig.rewrite.engine import FixResult, fix_text
 from autosig.rewrite.summary import file_summary, patch_header, total_summary
+
+if TYPE_CHECKING:
+    from autosig.rewrite.engine import FixResult
 
 MIN_FILES_FOR_POOL = 4
 
@@ -667,6 +669,7 @@ def _plan_for(plan: Plan | None, rel: str) -> Plan | None:
 
 def fix_task(task: _Task) -> FixResult | AutosigError:
     """Fix one file's text; every failure becomes an AutosigError naming it."""
+    from autosig.rewrite.engine import fix_text
     from autosig.rules.registry import select_rules
 
     try:
