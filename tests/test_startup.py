@@ -87,3 +87,40 @@ def test_the_summary_codes_are_the_engines() -> None:
         engine.SIGNATURE,
         engine.REDUCE_RETRACING,
     )
+
+
+@pytest.mark.tf
+@pytest.mark.slow
+def test_the_tensorflow_supertype_tests_leave_no_temporary_folders(tmp_path: Path) -> None:
+    """Run some of tests/test_supertype_tf.py with TMPDIR pointing at an empty folder."""
+    pytest.importorskip("tensorflow")
+    import os
+
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    root = Path(__file__).resolve().parent.parent
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "-p",
+            "no:xdist",
+            "--basetemp",
+            str(tmp_path / "basetemp"),
+            "-k",
+            "varying_shapes or python_int_sizing",
+            str(root / "tests" / "test_supertype_tf.py"),
+        ],
+        cwd=root,
+        env={**os.environ, "TMPDIR": str(tmp), "TF_CPP_MIN_LOG_LEVEL": "2"},
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "2 passed" in done.stdout
+    assert sorted(p.name for p in tmp.iterdir()) == []
