@@ -590,6 +590,8 @@ def test_report_lines_of_a_dry_run_point_at_the_file_on_disk(project: Path) -> N
     assert lines == [on_disk], data["findings"]
     text = run(["fix", "src", "--profile", str(profile), "--patch-out", "p.patch"], project)
     assert f"src/train.py:{on_disk}:" in text.stdout, text.stdout
+    summary = run(["fix", "src", "--profile", str(profile), "--diff"], project)
+    assert f"  - line {on_disk}: AS105 " in summary.stderr, summary.stderr
     github = run(["fix", "src", "--profile", str(profile), "--diff", "--format", "github"], project)
     assert github.stdout.startswith("--- a/src/train.py")  # stdout stays a patch
     assert f"::warning file=src/train.py,line={on_disk}," in github.stderr, github.stderr

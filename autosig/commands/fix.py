@@ -257,13 +257,11 @@ def command(
 
     results_only = [result for _, result in by_file]
     errors.extend(_stale_errors(results_only, profile_path))
-    remaining = [
-        finding
-        for file, result in by_file
-        for finding in (
-            _on_disk(result.findings, file.source.text, result) if dry_run else result.findings
-        )
-    ]
+    if dry_run:  # nothing is written: lines must be those of the files on disk
+        for file, result in by_file:
+            result.findings = _on_disk(result.findings, file.source.text, result)
+            result.left = _left_on_disk(result.left, file.source.text, result)
+    remaining = [finding for _, result in by_file for finding in result.findings]
     if show_diff and output_format == "json":
         click.echo(_diff_json(diff, remaining, errors), nl=False)
     elif show_diff:
@@ -323,6 +321,18 @@ def _on_disk(findings: Sequence[Finding], old_text: str, result: FixResult) -> l
         return list(findings)
     to_old = line_map(result.new_text, old_text)
     return [replace(f, line=to_old(f.line)) for f in findings]
+
+
+def _left_on_disk(left: list[str], old_text: str, result: FixResult) -> list[str]:
+    """The engine's "line N: CODE ..." items of a dry run, with lines of the file on disk."""
+    import re
+
+    if not result.changed:
+        return left
+    to_old = line_map(result.new_text, old_text)
+    return [
+        re.sub(r"^line (\d+):", lambda m: f"line {to_old(int(m.group(1)))}:", item) for item in left
+    ]
 
 
 def line_map(new: str, old: str) -> Callable[[int], int]:
