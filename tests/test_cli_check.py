@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import concurrent.futures
+import concurrent.futures.process
 import io
 import json
 import re
@@ -12,7 +14,6 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
-from autosig import checker
 from autosig.checker import check_paths
 from autosig.cli import COMMANDS, cli
 from autosig.config import Config, load_config
@@ -343,13 +344,13 @@ def test_jobs_2_really_uses_worker_processes(
 ) -> None:
     many_files(tmp_path)
     pools: list[int] = []
-    real = checker.ProcessPoolExecutor
+    real = concurrent.futures.ProcessPoolExecutor  # imported by the checker only for a pool
 
     def counting(max_workers: int) -> object:
         pools.append(max_workers)
         return real(max_workers=max_workers)
 
-    monkeypatch.setattr(checker, "ProcessPoolExecutor", counting)
+    monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", counting)
     parallel = check_paths([tmp_path], Config(root=tmp_path), jobs=2)
     assert pools == [2]
     inline = check_paths([tmp_path], Config(root=tmp_path), jobs=1)
@@ -378,10 +379,10 @@ def test_a_dying_worker_pool_finishes_inline(
         def map(self, fn, tasks, chunksize=1):  # noqa: ANN001, ANN201
             for task in list(tasks)[:2]:
                 yield fn(task)
-            raise checker.BrokenProcessPool("a worker died")
+            raise concurrent.futures.process.BrokenProcessPool("a worker died")
 
     inline = check_paths([tmp_path], Config(root=tmp_path), jobs=1)
-    monkeypatch.setattr(checker, "ProcessPoolExecutor", DiesAfterTwo)
+    monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", DiesAfterTwo)
     recovered = check_paths([tmp_path], Config(root=tmp_path), jobs=2)
     assert recovered.findings == inline.findings
     assert [str(e) for e in recovered.errors] == [str(e) for e in inline.errors]
@@ -391,7 +392,7 @@ def test_few_files_run_inline_even_with_jobs(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     make_tree(tmp_path, {"dirty.py": DIRTY})
-    monkeypatch.setattr(checker, "ProcessPoolExecutor", None)  # would crash if used
+    monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", None)  # would crash if used
     assert check_paths([tmp_path], load_config([tmp_path]), jobs=8).findings
 
 

@@ -13,8 +13,6 @@ import os
 import pickle
 import sys
 from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -656,6 +654,9 @@ def _fix_all(
     results: list[FixResult | AutosigError] = []
     with Progress(len(tasks), "autosig fix", enabled=not quiet) as bar:
         if workers > 1:
+            from concurrent.futures import ProcessPoolExecutor
+            from concurrent.futures.process import BrokenProcessPool
+
             try:
                 with ProcessPoolExecutor(max_workers=workers) as pool:
                     for outcome in pool.map(fix_task, tasks, chunksize=1):
