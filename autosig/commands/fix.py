@@ -95,14 +95,15 @@ Exit codes: 0 everything fixed (with --diff: nothing would change; with
 1 problems left unfixed (with --diff: changes to review; a print that logs tracing,
 left on purpose, is not a problem); 2 an error (bad path, a file that does not
 parse, a read-only file, a bad profile, a function changed since it was profiled,
-a patch that cannot be written). Other files are still fixed.
+a patch that cannot be written). Other files are still fixed. A file skipped as
+over --max-file-size is a warning (also in sarif and github output, and counted in
+the summary), not an error. A --select that leaves no rule to run (only verify
+codes, or profile codes without --profile) is an error.
 
 \b
 With --diff, stdout is the diff: --format json prints one object {"diff": ...,
 "findings": [...], "errors": [...]} instead; github and sarif reports go to stderr.
-Lines in reports of --diff and --patch-out are lines of the files on disk. A file skipped as over --max-file-size is a warning (also in sarif
-and github output, and counted in the summary), not an error. A --select that leaves
-no rule to run (only verify codes, or profile codes without --profile) is an error.
+Lines in reports of --diff and --patch-out are lines of the files on disk.
 """,
 )
 @click.argument("paths", nargs=-1, required=True, type=click.Path(allow_dash=True, path_type=Path))
