@@ -4,8 +4,10 @@ The command runs as a child process with ``autosig/profile/bootstrap`` first on
 ``PYTHONPATH``; its ``sitecustomize`` starts a recorder in every Python process
 (children included) and each writes a partial profile into a temporary directory
 when it exits (normally, by an exception, by SIGTERM). The parent then merges the
-parts, adds the command and its exit code, and writes one profile. The command's
-stdin/stdout/stderr are its own; its exit code is returned (128+N for signal N).
+parts, adds the command and its exit code, and writes one profile, marked partial
+when the command exited non-zero or was interrupted (``record_command`` then writes
+it beside an existing profile instead of over it). The command's stdin/stdout/stderr
+are its own; its exit code is returned (128+N for signal N).
 No TensorFlow is imported here.
 """
 
