@@ -404,7 +404,12 @@ print("TRACES", scale.experimental_get_tracing_count())
 def test_profile_then_fix_verify_writes_the_verified_signature(tmp_path: Path) -> None:
     (tmp_path / "model.py").write_text(VARYING)
     (tmp_path / "driver.py").write_text(DRIVER)
-    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2", "PYTHONPATH": str(tmp_path)}
+    checkout = Path(__file__).resolve().parent.parent  # this autosig, not an installed one
+    env = {
+        **os.environ,
+        "TF_CPP_MIN_LOG_LEVEL": "2",
+        "PYTHONPATH": f"{tmp_path}{os.pathsep}{checkout}",
+    }
     autosig = [sys.executable, "-m", "autosig"]
     profiled = subprocess.run(
         [*autosig, "profile", "--", sys.executable, "driver.py"],

@@ -141,7 +141,8 @@ def test_bootstrap_modules_run_first_and_existing_sitecustomize_is_chained(tmp_p
         "print(getattr(builtins, 'CHAINED', False), getattr(sys, 'EARLY', None),\n"
         "      'autosig' in sys.modules)\n"
     )
-    env = {**ENV, "PYTHONPATH": str(site)}
+    checkout = Path(__file__).resolve().parent.parent  # this autosig, not an installed one
+    env = {**ENV, "PYTHONPATH": f"{site}{os.pathsep}{checkout}"}
     out = tmp_path / "p.json"
     log = tmp_path / "log.txt"
     with log.open("w") as stdout:
