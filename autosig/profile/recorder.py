@@ -81,6 +81,8 @@ INSTANCE_ATTR = "_autosig_recorder_instance"
 _ACTIVE: Recorder | None = None
 _TLS = threading.local()
 _perf_counter = time.perf_counter
+_NO_OBJECTS: list[str] = []
+"""new_objects of a constant-time call: none (never appended to)."""
 
 
 def _env_flag(name: str) -> bool:
@@ -525,10 +527,26 @@ class Recorder:
                 return original(fn_self, *args, **kwds)
             before = fn_self.experimental_get_tracing_count()
             eager = self._executing_eagerly()
+            cheap = cheap_key(args, kwds, self._eager) if eager else None
             with self.lock:
-                call, sig, new_objects, sample = self._before_call(
-                    state, inst, before, args, kwds, eager
-                )
+                record = state.record
+                call = record.calls
+                known = state.cheap_sigs.get(cheap) if cheap is not None else None
+                if (
+                    known is not None
+                    and before == inst.last_count
+                    and call >= self.sample_calls
+                    and state.sample_counts[known] >= self.samples_per_signature
+                ):
+                    # Constant-time path: a known cheap key names the signature, and
+                    # no sample is wanted (see _before_call for the full path).
+                    record.calls = call + 1
+                    record.signatures[known].calls += 1
+                    sig, new_objects, sample = known, _NO_OBJECTS, None
+                else:
+                    call, sig, new_objects, sample = self._before_call(
+                        state, inst, before, args, kwds, eager, cheap
+                    )
         except Exception as exc:  # noqa: BLE001 - a recorder bug must never break the call
             self._internal_error(exc)
             return original(fn_self, *args, **kwds)
@@ -590,7 +608,14 @@ class Recorder:
         args: tuple[Any, ...],
         kwds: dict,
         eager: bool,
+        cheap: tuple[Any, ...] | None = None,
     ) -> tuple[int, int | None, list[str], Sample | None]:
+        """The full path: bind and describe the arguments, find or add the signature.
+
+        ``cheap`` (``cheap_key`` of the call, None if it has none) is remembered for the
+        signature found, so the next call with that key takes ``_on_call``'s
+        constant-time path.
+        """
         record = state.record
         call = record.calls
         record.calls += 1
@@ -598,15 +623,9 @@ class Recorder:
             record.graph_calls += 1
         if before > inst.last_count:  # traced outside a call (get_concrete_function, ...)
             record.traces += before - inst.last_count
-        # Constant-time path: a cheap key seen before names the signature; describing
-        # the arguments (tokens, binding) happens only for a new key.
-        cheap = cheap_key(args, kwds, self._eager) if eager else None
         if cheap is not None:
             known = state.cheap_sigs.get(cheap)
-            if known is not None and not (
-                call < self.sample_calls
-                or state.sample_counts[known] < self.samples_per_signature
-            ):  # _wants_sample, inlined
+            if known is not None and not self._wants_sample(state, known, call):
                 record.signatures[known].calls += 1
                 return call, known, [], None
         try:
