@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -214,6 +212,9 @@ def _run(
     """Every task's result exactly once (order unspecified), from a pool when ``workers > 1``."""
     done = 0
     if workers > 1:
+        from concurrent.futures import ProcessPoolExecutor  # ~20 ms: only with a pool
+        from concurrent.futures.process import BrokenProcessPool
+
         # Biggest files first and small chunks: parse time grows with size (one 3,000-line
         # file takes seconds), so this keeps both workers busy until the end.
         tasks = sorted(tasks, key=lambda t: len(t.data), reverse=True)

@@ -67,13 +67,29 @@ def parse_module(text: str, path: str = "<string>") -> cst.Module:
     try:
         return cst.parse_module(text)
     except cst.ParserSyntaxError as exc:
-        first = str(exc.message).strip().splitlines()[0] if exc.message else "syntax error"
-        raise AutosigError(
-            f"does not parse (line {exc.raw_line}, column {exc.raw_column + 1}): {first}",
-            path,
-        ) from None
+        raise AutosigError(_syntax_error_message(text, exc), path) from None
     except RecursionError:
         raise AutosigError("does not parse: nesting too deep", path) from None
+
+
+def _syntax_error_message(text: str, exc: cst.ParserSyntaxError) -> str:
+    """Python's own words for the error (``line 5: '(' was never closed``), else libcst's.
+
+    libcst reports where its parser gave up (often the line after the mistake) with a
+    list of the tokens it expected; ``compile`` names the real cause and line.
+    """
+    try:
+        compile(text, "<autosig>", "exec", flags=0x400, dont_inherit=True)  # PyCF_ONLY_AST
+    except SyntaxError as err:
+        if err.lineno:
+            column = f", column {err.offset}" if err.offset else ""
+            return f"does not parse (line {err.lineno}{column}): {err.msg}"
+    except (ValueError, RecursionError, MemoryError):
+        pass
+    first = str(exc.message).strip().splitlines()[0] if exc.message else "syntax error"
+    if "expected one of" in first:
+        first = first.split(": expected one of")[0] + ": invalid syntax"
+    return f"does not parse (line {exc.raw_line}, column {exc.raw_column + 1}): {first}"
 
 
 def _is_tf_function_name(q: QualifiedName) -> bool:

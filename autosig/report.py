@@ -108,7 +108,7 @@ def summary_line(
     unsafe_fixes: bool = False,
     skipped: int = 0,
 ) -> str:
-    """``Found 3 findings (2 fixable with `autosig fix`).`` and friends.
+    """``Found 3 findings in 2 of 7 files checked (2 fixable with `autosig fix`).`` and friends.
 
     ``files_checked`` counts only files really checked; ``skipped`` files (over
     max-file-size) are named apart, so "No findings" never vouches for a file
@@ -116,6 +116,12 @@ def summary_line(
     """
     files = f" in {_plural(files_checked, 'file')}" if files_checked is not None else ""
     if findings:
+        with_findings = len({f.path for f in findings})
+        files = (
+            f" in {with_findings} of {_plural(files_checked, 'file')} checked"
+            if files_checked is not None
+            else f" in {_plural(with_findings, 'file')}"
+        )
         safe = sum(1 for f in findings if f.fixable and f.fix_safety != "unsafe")
         unsafe = sum(1 for f in findings if f.fixable and f.fix_safety == "unsafe")
         if unsafe_fixes:

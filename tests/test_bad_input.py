@@ -515,7 +515,7 @@ def test_profile_of_a_moved_checkout_still_applies(tmp_path: Path) -> None:
 def test_stale_patch_changes_nothing(tmp_path: Path) -> None:
     tree(tmp_path, {"a.py": GOOD, "b.py": GOOD})
     made = run(["fix", ".", "--patch-out", "fix.patch"], tmp_path)
-    assert made.exit_code == 1, made.output
+    assert made.exit_code == 0, made.output  # the patch was written
     assert snapshot(tmp_path).keys() >= {"a.py", "b.py", "fix.patch"}
     (tmp_path / "b.py").write_text(GOOD.replace("print(x)", "print(x, 'edited')"))
     before = snapshot(tmp_path)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import concurrent.futures
+import concurrent.futures.process
 import io
 import json
 import re
@@ -12,7 +14,6 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
-from autosig import checker
 from autosig.checker import check_paths
 from autosig.cli import COMMANDS, cli
 from autosig.config import Config, load_config
@@ -92,7 +93,8 @@ def test_findings_exit_1_ruff_style_text(tmp_path: Path) -> None:
     assert f"{tmp_path / 'dirty.py'}:6:5: AS101 " in result.stdout
     assert ("clean.py", "AS107") not in codes(result)
     assert re.match(
-        r"Found \d+ findings? in 2 files \(\d+ fixable with `autosig fix`", result.stderr
+        r"Found \d+ findings? in 1 of 2 files checked \(\d+ fixable with `autosig fix`",
+        result.stderr,
     )
 
 
@@ -232,10 +234,6 @@ def test_jobs_must_be_positive(tmp_path: Path) -> None:
     assert result.exit_code == 2 and "0 is not a positive number of processes" in result.stderr
 
 
-def test_no_paths_is_a_usage_error() -> None:
-    result = run([])
-    assert result.exit_code == 2 and "Missing argument" in result.stderr
-
 
 # -- selection, excludes, per-path ignores ------------------------------------------------
 
@@ -269,7 +267,7 @@ def test_exclude_option_and_config(tmp_path: Path) -> None:
     assert {name for name, _ in codes(result)} == {"dirty.py", "out.py"}
     result = run(["--exclude", "gen", str(tmp_path)])
     assert {name for name, _ in codes(result)} == {"dirty.py"}
-    assert "in 1 file" in result.stderr
+    assert "in 1 of 1 file checked" in result.stderr
 
 
 def test_config_exclude_is_relative_to_the_config(
@@ -346,13 +344,13 @@ def test_jobs_2_really_uses_worker_processes(
 ) -> None:
     many_files(tmp_path)
     pools: list[int] = []
-    real = checker.ProcessPoolExecutor
+    real = concurrent.futures.ProcessPoolExecutor  # imported by the checker only for a pool
 
     def counting(max_workers: int) -> object:
         pools.append(max_workers)
         return real(max_workers=max_workers)
 
-    monkeypatch.setattr(checker, "ProcessPoolExecutor", counting)
+    monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", counting)
     parallel = check_paths([tmp_path], Config(root=tmp_path), jobs=2)
     assert pools == [2]
     inline = check_paths([tmp_path], Config(root=tmp_path), jobs=1)
@@ -381,10 +379,10 @@ def test_a_dying_worker_pool_finishes_inline(
         def map(self, fn, tasks, chunksize=1):  # noqa: ANN001, ANN201
             for task in list(tasks)[:2]:
                 yield fn(task)
-            raise checker.BrokenProcessPool("a worker died")
+            raise concurrent.futures.process.BrokenProcessPool("a worker died")
 
     inline = check_paths([tmp_path], Config(root=tmp_path), jobs=1)
-    monkeypatch.setattr(checker, "ProcessPoolExecutor", DiesAfterTwo)
+    monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", DiesAfterTwo)
     recovered = check_paths([tmp_path], Config(root=tmp_path), jobs=2)
     assert recovered.findings == inline.findings
     assert [str(e) for e in recovered.errors] == [str(e) for e in inline.errors]
@@ -394,7 +392,7 @@ def test_few_files_run_inline_even_with_jobs(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     make_tree(tmp_path, {"dirty.py": DIRTY})
-    monkeypatch.setattr(checker, "ProcessPoolExecutor", None)  # would crash if used
+    monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", None)  # would crash if used
     assert check_paths([tmp_path], load_config([tmp_path]), jobs=8).findings
 
 
@@ -610,3 +608,53 @@ def test_config_select_of_only_verify_codes_names_the_config(tmp_path: Path) -> 
     )
     # --select replaces the config's selection, so it can still run check
     assert codes(run(["--select", "AS101", str(tmp_path)])) == [("d.py", "AS101")]
+
+
+# -- issue 15: no PATH, stdin, Python's syntax error messages ------------------------------
+
+
+def run_in(cwd: Path, args: list[str], stdin: bytes | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "autosig", *args],
+        cwd=cwd,
+        input=stdin,
+        capture_output=True,
+        timeout=120,
+    )
+
+
+def test_check_without_a_path_checks_the_current_directory(tmp_path: Path) -> None:
+    make_tree(tmp_path, {"sub/dirty.py": DIRTY, "clean.py": CLEAN})
+    result = run_in(tmp_path, ["check"])
+    assert result.returncode == 1, result.stderr
+    assert b"sub/dirty.py:6:5: AS101 " in result.stdout
+    assert b"in 1 of 2 files checked" in result.stderr
+
+
+def test_check_dash_reads_stdin_and_reports_it_as_dash(tmp_path: Path) -> None:
+    result = run_in(tmp_path, ["check", "-", "--select", "AS101"], stdin=DIRTY.encode())
+    assert result.returncode == 1, result.stderr
+    assert result.stdout.decode().splitlines() == [
+        "-:6:5: AS101 print() in tf.function `step` runs only while it is traced, not on every "
+        "call; use tf.print to print each call's values"
+    ]
+    clean = run_in(tmp_path, ["check", "-"], stdin=CLEAN.encode())
+    assert (clean.returncode, clean.stdout) == (0, b"")
+    mixed = run_in(tmp_path, ["check", "-", "."], stdin=b"")
+    assert mixed.returncode == 2 and b"'-' (stdin) must be the only PATH" in mixed.stderr
+
+
+def test_syntax_error_is_said_as_python_says_it(tmp_path: Path) -> None:
+    source = 'import tensorflow as tf\n\n@tf.function\ndef f(x):\n    print("x"\n    return x\n'
+    make_tree(tmp_path, {"bad.py": source})
+    result = run([str(tmp_path / "bad.py")])
+    assert result.exit_code == 2
+    assert result.stdout == (
+        f"{tmp_path / 'bad.py'}: error: does not parse (line 5, column 10): '(' was never closed\n"
+    )
+
+
+def test_summary_counts_files_with_findings_apart_from_files_checked(tmp_path: Path) -> None:
+    make_tree(tmp_path, {"a.py": DIRTY, "b.py": DIRTY, "c.py": CLEAN, "d.py": "x = 1\n"})
+    result = run([str(tmp_path)])
+    assert re.match(r"Found 4 findings in 2 of 4 files checked \(", result.stderr), result.stderr

@@ -104,7 +104,7 @@ def test_diff_prints_and_writes_nothing(tree: Path) -> None:
 
 def test_patch_out_then_apply(tree: Path) -> None:
     result = run(["fix", "pkg", "--patch-out", "fixes.patch"], tree)
-    assert result.exit_code == 1
+    assert result.exit_code == 0  # the patch is written: '&& autosig apply' must run
     assert (tree / "pkg" / "dirty.py").read_text() == DIRTY
     assert "Wrote the diff to fixes.patch" in result.stderr
     applied = run(["apply", "fixes.patch"], tree)
@@ -325,11 +325,15 @@ def test_profile_without_profile_codes_selected_is_static_only(project: Path) ->
 def test_stale_function_refused_others_fixed(project: Path) -> None:
     profile = write_profile(project, TRAIN, stale=True)
     result = run(["fix", "src", "--profile", str(profile), "--ignore", "AS107"], project)
-    assert result.exit_code == 1
+    assert result.exit_code == 2  # the README: a stale profile is an error
     new = (project / "src" / "train.py").read_text()
     assert "input_signature" not in new
     assert "@tf.function\ndef other" in new  # only an object varies: nothing helps
-    assert "Model.step (line 6): not fixed: changed since it was profiled" in result.stderr
+    said = [line for line in result.stderr.splitlines() if "Model.step" in line]
+    assert said == [
+        f"src/train.py: error: Model.step changed since {profile} was recorded: not fixed "
+        "from the profile (re-run autosig profile)"
+    ], result.stderr
 
 
 def test_bad_profile_is_exit_2_and_nothing_written(project: Path) -> None:
@@ -409,7 +413,12 @@ print("TRACES", scale.experimental_get_tracing_count())
 def test_profile_then_fix_verify_writes_the_verified_signature(tmp_path: Path) -> None:
     (tmp_path / "model.py").write_text(VARYING)
     (tmp_path / "driver.py").write_text(DRIVER)
-    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2", "PYTHONPATH": str(tmp_path)}
+    checkout = Path(__file__).resolve().parent.parent  # this autosig, not an installed one
+    env = {
+        **os.environ,
+        "TF_CPP_MIN_LOG_LEVEL": "2",
+        "PYTHONPATH": f"{tmp_path}{os.pathsep}{checkout}",
+    }
     autosig = [sys.executable, "-m", "autosig"]
     profiled = subprocess.run(
         [*autosig, "profile", "--", sys.executable, "driver.py"],
@@ -513,3 +522,144 @@ def test_config_select_of_profile_codes_without_profile_names_the_config(tree: P
     assert result.exit_code == 2
     assert result.stderr.startswith(f'{config}: error: select = ["AS2"] leaves no rule')
     assert (tree / "pkg" / "dirty.py").read_text() == DIRTY
+
+
+# -- issue 15: suppressions, staleness, deliberate prints, reports of dry runs ----------
+
+
+def with_trace_events(profile: Path) -> Path:
+    """The hand-written profile with one trace event per call of Model.step."""
+    data = json.loads(profile.read_text())
+    step = data["functions"][0]
+    step["trace_events"] = [{"call": n, "signature": n} for n in range(3)]
+    for n, signature in enumerate(step["signatures"]):
+        signature["first_call"] = n
+    profile.write_text(json.dumps(data))
+    return profile
+
+
+def test_ignore_on_the_def_line_is_honoured_by_fix_profile_and_explain(project: Path) -> None:
+    profile = with_trace_events(write_profile(project, TRAIN))
+    plain = run(["explain", str(profile)], project)
+    assert "suppressed" not in plain.stdout and "input_signature" in plain.stdout, plain.stdout
+    for comment in ("# autosig: ignore", "# autosig: ignore[AS201]"):
+        train = TRAIN.replace("def step(self, x, lr):", f"def step(self, x, lr):  {comment}")
+        (project / "src" / "train.py").write_text(train)
+        result = run(["fix", "src", "--profile", str(profile), "--diff"], project)
+        assert "input_signature" not in result.stdout, (comment, result.stdout)
+        assert "changed since" not in result.stderr  # a comment is not a code change
+        explained = run(["explain", str(profile)], project)
+        assert explained.exit_code == 0, explained.output
+        assert "suppressed by '# autosig: ignore' on line 6" in explained.stdout, explained.stdout
+    # on the decorator line too
+    train = TRAIN.replace(
+        "@tf.function(jit_compile=True)", "@tf.function(jit_compile=True)  # autosig: ignore"
+    )
+    (project / "src" / "train.py").write_text(train)
+    result = run(["fix", "src", "--profile", str(profile), "--diff"], project)
+    assert "input_signature" not in result.stdout
+
+
+def test_comments_and_formatting_inside_a_function_keep_its_profile(project: Path) -> None:
+    profile = write_profile(project, TRAIN)
+    edited = TRAIN.replace(
+        "        return x * lr\n",
+        "        # scale by the learning rate\n\n        return x   *   lr  # why\n",
+    )
+    (project / "src" / "train.py").write_text(edited)
+    result = run(["fix", "src", "--profile", str(profile), "--diff"], project)
+    assert result.exit_code == 1, result.output  # changes to review, no error
+    assert "input_signature for Model.step" in result.stderr, result.stderr
+    assert "input_signature=[" in result.stdout
+    assert "changed since" not in result.stderr
+
+
+def test_a_print_that_logs_tracing_is_not_a_problem_left(tmp_path: Path) -> None:
+    source = (
+        "import tensorflow as tf\n\n\n@tf.function(reduce_retracing=True)\ndef step(x):\n"
+        '    print("Tracing step")\n    return x * 2\n'
+    )
+    (tmp_path / "m.py").write_text(source)
+    result = run(["fix", "m.py"], tmp_path)
+    assert result.exit_code == 0, result.output
+    assert "logs tracing on purpose" in result.stdout  # still reported
+    assert (tmp_path / "m.py").read_text() == source
+    # a real problem next to it still exits 1
+    (tmp_path / "m.py").write_text(source.replace("return x * 2", "return x.numpy()"))
+    assert run(["fix", "m.py"], tmp_path).exit_code == 1
+
+
+NUMPY_BELOW = TRAIN.replace(
+    "def other(x, cfg):\n    return x\n", "def other(x, cfg):\n    return x.numpy()\n"
+)
+
+
+def test_report_lines_of_a_dry_run_point_at_the_file_on_disk(project: Path) -> None:
+    (project / "src" / "train.py").write_text(NUMPY_BELOW)
+    profile = write_profile(project, NUMPY_BELOW)
+    on_disk = NUMPY_BELOW.splitlines().index("    return x.numpy()") + 1
+    result = run(["fix", "src", "--profile", str(profile), "--diff", "--format", "json"], project)
+    data = json.loads(result.stdout)
+    assert "input_signature=[" in data["diff"]  # lines were added above the finding
+    lines = [f["line"] for f in data["findings"] if f["code"] == "AS105"]
+    assert lines == [on_disk], data["findings"]
+    text = run(["fix", "src", "--profile", str(profile), "--patch-out", "p.patch"], project)
+    assert f"src/train.py:{on_disk}:" in text.stdout, text.stdout
+    summary = run(["fix", "src", "--profile", str(profile), "--diff"], project)
+    assert f"  - line {on_disk}: AS105 " in summary.stderr, summary.stderr
+    github = run(["fix", "src", "--profile", str(profile), "--diff", "--format", "github"], project)
+    assert github.stdout.startswith("--- a/src/train.py")  # stdout stays a patch
+    assert f"::warning file=src/train.py,line={on_disk}," in github.stderr, github.stderr
+
+
+def test_patch_out_that_cannot_be_written_does_not_claim_it_was(tree: Path) -> None:
+    (tree / "blocker").write_text("")
+    result = run(["fix", "pkg", "--patch-out", "blocker/p.patch"], tree)
+    assert result.exit_code == 2
+    assert "blocker/p.patch" in result.stderr and "error" in result.stderr
+    assert "Wrote" not in result.stderr
+
+
+def test_readme_patch_out_one_liner_applies_the_fixes(project: Path) -> None:
+    """The README's exact command line, run by a shell with the console script."""
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    line = next(
+        raw.split("#")[0].strip()
+        for raw in readme.splitlines()
+        if "--patch-out fixes.patch" in raw and "&& autosig apply fixes.patch" in raw
+    )
+    write_profile(project, TRAIN)
+    script = Path(sys.executable).parent / "autosig"
+    assert script.exists(), "the console script is needed to run the README's line"
+    env = {**os.environ, "PATH": f"{script.parent}{os.pathsep}{os.environ['PATH']}"}
+    done = subprocess.run(
+        ["bash", "-c", line], cwd=project, env=env, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    assert "Patched 1 file." in done.stderr
+    assert "input_signature=[" in (project / "src" / "train.py").read_text()
+
+
+def test_fix_dash_reads_stdin_and_writes_the_fixed_source_to_stdout(tmp_path: Path) -> None:
+    def fix_stdin(*args: str, data: bytes) -> subprocess.CompletedProcess[bytes]:
+        return subprocess.run(
+            [sys.executable, "-m", "autosig", "fix", "-", *args],
+            cwd=tmp_path,
+            input=data,
+            capture_output=True,
+            timeout=120,
+        )
+
+    crlf = DIRTY.replace("\n", "\r\n").encode()
+    result = fix_stdin(data=crlf)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == FIXED.replace("\n", "\r\n").encode()  # line endings kept
+    left = fix_stdin(data=LEFT.encode())
+    assert (left.returncode, left.stdout) == (1, LEFT.encode())
+    assert left.stderr.decode().startswith("-:6:12: AS105 ")
+    diff = fix_stdin("--diff", data=DIRTY.encode())
+    assert diff.returncode == 1 and diff.stdout.startswith(b"--- a/-\n+++ b/-\n@@ ")
+    broken = fix_stdin(data=BROKEN.encode())
+    assert broken.returncode == 2 and broken.stdout == BROKEN.encode()  # buffer not lost
+    assert b"-: error: does not parse (line 4" in broken.stderr
+    assert not list(tmp_path.iterdir())  # nothing written

@@ -44,7 +44,10 @@ _ADDRESS = re.compile(r"0x[0-9a-fA-F]{6,}")
 def run_env() -> dict[str, str]:
     env = dict(os.environ)
     env.update(TF_CPP_MIN_LOG_LEVEL="2", PYTHONHASHSEED="0", CUDA_VISIBLE_DEVICES="")
-    env.pop("PYTHONPATH", None)
+    # The autosig under test is this checkout's, also in the subprocesses: a PYTHONPATH
+    # of the user's is dropped, and an installed autosig (an editable install of
+    # another checkout or worktree) must not be the one that runs.
+    env["PYTHONPATH"] = str(ROOT)
     return env
 
 

@@ -78,3 +78,23 @@ def test_body_change_changes_the_hash() -> None:
     assert function_source_hash(["def f(x):\n", "    return x\n"]) != function_source_hash(
         ["def f(x):\n", "    return x + 1\n"]
     )
+
+
+def test_comments_blank_lines_and_spacing_do_not_change_the_hash() -> None:
+    base = ["def f(x, y):\n", "    z = x + y\n", "    return z\n"]
+    same = [
+        "def f(x,\n",
+        "      y):  # autosig: ignore\n",
+        "    # a comment\n",
+        "\n",
+        "    z = x+y   # another\n",
+        "    return z\n",
+    ]
+    assert function_source_hash(base) == function_source_hash(same)
+    for changed in (
+        ["def f(x, y):\n", "    z = x - y\n", "    return z\n"],
+        ["def f(x, y):\n", "    z = x + y\n", "    return 'z'\n"],
+        ["def f(x, y):\n", "    z = x + y\n", "    if z:\n", "        return z\n"],
+        ["def f(x, y):\n", "    z = x + y  # noqa\n", "    return '# z'\n"],
+    ):
+        assert function_source_hash(base) != function_source_hash(changed), changed

@@ -338,3 +338,98 @@ def test_record_refuses_unwritable_path_and_nesting(tmp_path: Path, tf: Any):
         with pytest.raises(AutosigError, match="already active"):
             with autosig.record(str(tmp_path / "b.json")):
                 pass
+
+
+# -- the constant-time path (issue 15: profiler overhead) -----------------------------------
+
+
+class _FakeEager:
+    """Stands in for EagerTensor in cheap_key's unit tests (no TensorFlow needed)."""
+
+    def __init__(self, shape: tuple[int, ...], dtype: int) -> None:
+        self.shape, self.dtype = shape, dtype
+
+    def _shape_tuple(self) -> tuple[int, ...]:
+        return self.shape
+
+    def _datatype_enum(self) -> int:
+        return self.dtype
+
+
+def test_cheap_key_tells_apart_everything_a_signature_tells_apart():
+    from autosig.profile.recorder import cheap_key
+
+    def key(*args: Any, **kwds: Any) -> Any:
+        return cheap_key(args, kwds, _FakeEager)
+
+    t = _FakeEager((2, 3), 1)
+    distinct = [
+        key(t, 1),
+        key(t, True),  # True == 1, but a bool is another trace than an int
+        key(t, 1.0),
+        key(t, x=1),  # passed by keyword
+        key(_FakeEager((2, 4), 1), 1),
+        key(_FakeEager((2, 3), 3), 1),
+        key([t], 1),
+        key((t,), 1),
+        key([t, 1]),
+        key({"a": t}, 1),
+        key({1: t}, 1),
+        key({True: t}, 1),
+        key({"a": [t]}, 1),
+    ]
+    assert None not in distinct
+    assert len(set(distinct)) == len(distinct)
+    assert key(t, 1) == key(_FakeEager((2, 3), 1), 1)  # values of tensors do not matter
+    # Objects, deep or long containers have no cheap key: they take the full path.
+    assert key(object()) is None
+    assert key([[[[[t]]]]]) is None
+    assert key(list(range(100))) is None
+
+
+def test_the_cheap_path_records_exactly_what_the_full_path_does(
+    tmp_path: Path, workload: Any, tf: Any, monkeypatch: pytest.MonkeyPatch
+):
+    """Signatures, per-signature call counts and the folding of Python values to
+    "varied" are the same whether a repeated call takes the cheap path or not."""
+    from autosig.profile import recorder
+
+    def body() -> None:
+        for n in (2, 3, 2, 3, 2):
+            x = tf.ones((4, n))
+            workload.step(x, 0.1)
+            workload.step(x, 0.1, training=False)
+            workload.step(tokens=x, lr=0.1)
+            workload.nested((x, x), {"ids": tf.ones((4, n))}, workload.Point(x, x))
+        for n in list(range(MAX_PYTHON_VALUES + 3)) * 2:  # folds to "varied" mid-run
+            for _ in range(3):  # past the samples a signature takes: cheap hits
+                workload.count(n)
+        for _ in range(3):
+            workload.count(True)
+
+    def recorded(name: str) -> dict[str, Any]:
+        profile = _record(tmp_path / name, body)
+        return {
+            f.qualname: (f.calls, [(s.args, s.passed, s.calls, s.first_call) for s in f.signatures])
+            for f in profile.functions
+        }
+
+    hits = 0
+    real_key = recorder.cheap_key
+
+    def counting(args: Any, kwds: Any, eager: Any) -> Any:
+        nonlocal hits
+        hits += 1
+        return real_key(args, kwds, eager)
+
+    monkeypatch.setattr(recorder, "cheap_key", counting)
+    cheap = recorded("cheap")
+    assert hits > 50  # the cheap path was really taken
+    monkeypatch.setattr(recorder, "cheap_key", lambda *a: None)
+    full = recorded("full")
+    assert cheap == full
+    calls, signatures = cheap["count"]
+    assert calls == 6 * (MAX_PYTHON_VALUES + 3) + 3 == sum(s[2] for s in signatures)
+    assert len(signatures) == MAX_PYTHON_VALUES + 2  # 32 ints, then "varied" int and bool
+    assert signatures[-1][0]["n"] == {"kind": "python", "type": "bool", "varied": True}
+    assert cheap["step"][0] == 15

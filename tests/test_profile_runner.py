@@ -34,7 +34,76 @@ def test_exit_code_passes_through_and_profile_written_without_tensorflow(tmp_pat
     profile = load_profile(tmp_path / ".autosig" / "profile.json")
     assert profile.functions == [] and profile.exit_code == 7
     assert profile.command[-1] == "import sys; sys.exit(7)"
-    assert "no tf.function was called" in result.stderr
+    assert profile.partial  # no earlier profile: written in place, marked partial
+    assert result.stderr == (
+        "autosig: the command exited with status 7: partial profile (no tf.function calls) "
+        "-> .autosig/profile.json\n"
+    )
+
+
+def test_a_failed_run_never_replaces_a_good_profile(tmp_path: Path):
+    """Non-zero exit, a forgotten '--', an interrupt: the good profile stays as it was."""
+    from autosig.profile.format import FunctionRecord, Profile
+
+    good = tmp_path / ".autosig" / "profile.json"
+    good.parent.mkdir()
+    good_profile = Profile(
+        functions=[FunctionRecord("m.py", "f", 3, None, True, calls=55, traces=2)],
+        exit_code=0,
+    )
+    good.write_text(good_profile.dumps())
+    before = good.read_bytes()
+    for args, code in (
+        (["--", PYTHON, "-c", "import sys; sys.exit(3)"], 3),
+        ([PYTHON, "no_such_script.py"], 2),  # forgot '--' and mistyped the script
+    ):
+        result = autosig("profile", *args, cwd=tmp_path)
+        assert result.returncode == code, result.stderr
+        assert good.read_bytes() == before
+        beside = tmp_path / ".autosig" / "profile.partial.json"
+        partial = load_profile(beside)
+        assert partial.partial and partial.exit_code == code and partial.functions == []
+        line = result.stderr.strip().splitlines()[-1]
+        assert line == (
+            f"autosig: the command exited with status {code}: partial profile (no tf.function "
+            "calls) -> .autosig/profile.partial.json; .autosig/profile.json kept unchanged"
+        )
+        explained = autosig("explain", ".autosig/profile.partial.json", cwd=tmp_path)
+        assert explained.stdout.startswith(
+            f"note: .autosig/profile.partial.json: partial profile: the recorded command "
+            f"exited with status {code}"
+        ), explained.stdout
+        data = json.loads(autosig("explain", str(beside), "--format", "json", cwd=tmp_path).stdout)
+        assert data["partial"] is True and data["exit_code"] == code
+    # a good run replaces it as before
+    assert autosig("profile", "--", PYTHON, "-c", "pass", cwd=tmp_path).returncode == 0
+    assert not load_profile(good).partial and load_profile(good).exit_code == 0
+
+
+def test_fix_with_a_partial_profile_says_so(tmp_path: Path):
+    from autosig.profile.format import Profile
+
+    (tmp_path / "p.json").write_text(Profile(exit_code=130, partial=True).dumps())
+    (tmp_path / "m.py").write_text("x = 1\n")
+    result = autosig("fix", "m.py", "--profile", "p.json", "--diff", cwd=tmp_path)
+    assert (
+        "autosig: warning: p.json: partial profile: the recorded command was interrupted "
+        "(exit status 130, signal 2); calls after that are missing"
+    ) in result.stderr
+
+
+def test_ctrl_c_exit_status_is_130_even_when_exit_handlers_import(tmp_path: Path):
+    """Python forgets its SIGINT exit status when an atexit handler imports a module (the
+    recorder's profile writing does); the bootstrap restores it."""
+    script = (
+        "import atexit\natexit.register(lambda: __import__('zipfile'))\nraise KeyboardInterrupt\n"
+    )
+    (tmp_path / "interrupted.py").write_text(script)
+    plain = subprocess.run([PYTHON, "interrupted.py"], cwd=tmp_path, capture_output=True)
+    assert plain.returncode == 1  # the CPython behaviour this guards against
+    result = autosig("profile", "--", PYTHON, "interrupted.py", cwd=tmp_path)
+    assert result.returncode == 130, result.stderr
+    assert "interrupted (signal 2, exit status 130)" in result.stderr
 
 
 def test_killed_by_a_signal_is_128_plus_n(tmp_path: Path):
@@ -72,7 +141,8 @@ def test_bootstrap_modules_run_first_and_existing_sitecustomize_is_chained(tmp_p
         "print(getattr(builtins, 'CHAINED', False), getattr(sys, 'EARLY', None),\n"
         "      'autosig' in sys.modules)\n"
     )
-    env = {**ENV, "PYTHONPATH": str(site)}
+    checkout = Path(__file__).resolve().parent.parent  # this autosig, not an installed one
+    env = {**ENV, "PYTHONPATH": f"{site}{os.pathsep}{checkout}"}
     out = tmp_path / "p.json"
     log = tmp_path / "log.txt"
     with log.open("w") as stdout:
@@ -257,3 +327,36 @@ def test_pytest_plugin_records_the_test_suite_across_xdist_workers(tmp_path: Pat
     assert (double.qualname, double.calls, double.traces) == ("double", 2, 2)
     assert not (tmp_path / "prof.json.parts").exists()  # xdist workers' parts merged
     assert profile.runs == 1
+
+
+@pytest.mark.tf
+@pytest.mark.slow
+def test_ctrl_c_during_a_recorded_tensorflow_run_is_130_and_partial(tmp_path: Path):
+    """The terminal sends SIGINT to the whole process group, as Ctrl-C does."""
+    pytest.importorskip("tensorflow")
+    import signal
+    import time
+
+    (tmp_path / "loop.py").write_text(
+        "import time\nimport tensorflow as tf\n\n\n@tf.function\ndef f(x):\n    return x + 1\n\n\n"
+        "f(tf.constant(1.0))\nprint('ready', flush=True)\nwhile True:\n"
+        "    f(tf.constant(1.0))\n    time.sleep(0.01)\n"
+    )
+    proc = subprocess.Popen(
+        [PYTHON, "-m", "autosig", "profile", "--", PYTHON, "loop.py"],
+        cwd=tmp_path,
+        env=ENV,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    assert proc.stdout is not None
+    assert proc.stdout.readline() == "ready\n"
+    time.sleep(0.3)
+    os.killpg(proc.pid, signal.SIGINT)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err
+    assert "interrupted (signal 2, exit status 130): partial profile (1 tf.function" in err
+    profile = load_profile(tmp_path / ".autosig" / "profile.json")
+    assert profile.partial and profile.exit_code == 130 and profile.functions[0].calls >= 2

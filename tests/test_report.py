@@ -153,10 +153,10 @@ def test_unknown_format_is_an_error() -> None:
 
 def test_summary_line() -> None:
     assert summary_line(FINDINGS, [], 7) == (
-        "Found 3 findings in 7 files (1 fixable with `autosig fix`, 1 more with `--unsafe-fixes`)."
+        "Found 3 findings in 2 of 7 files checked (1 fixable with `autosig fix`, 1 more with `--unsafe-fixes`)."
     )
     assert summary_line(FINDINGS[:1], [], 1) == (
-        "Found 1 finding in 1 file (1 fixable with `autosig fix`)."
+        "Found 1 finding in 1 of 1 file checked (1 fixable with `autosig fix`)."
     )
     assert "(2 fixable" in summary_line(FINDINGS, [], unsafe_fixes=True)
     assert summary_line([], [], 4) == "No findings in 4 files."
@@ -168,7 +168,7 @@ def test_write_report_streams(fmt: str) -> None:
     out, err = io.StringIO(), io.StringIO()
     write_report(FINDINGS, ERRORS, fmt, stdout=out, stderr=err, files_checked=3)
     assert out.getvalue() == render_findings(FINDINGS, ERRORS, fmt)
-    assert err.getvalue().splitlines()[-1].startswith("Found 3 findings in 3 files")
+    assert err.getvalue().splitlines()[-1].startswith("Found 3 findings in 2 of 3 files checked")
     if fmt == "json":  # the JSON list has no room for errors: they go to stderr
         assert "src/bad.py: error: cannot parse" in err.getvalue()
     quiet_err = io.StringIO()

@@ -159,6 +159,22 @@ def _same(tf: Any, a: Any, b: Any) -> None:
 
 
 _modules = itertools.count()
+_SCRATCH: list[tempfile.TemporaryDirectory[str]] = []
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _scratch_root() -> Any:
+    """One temporary folder for the module's case files, removed when the module ends."""
+    holder = tempfile.TemporaryDirectory(prefix="autosig-tf-")
+    _SCRATCH.append(holder)
+    yield
+    _SCRATCH.remove(holder)
+    holder.cleanup()
+
+
+def _scratch_dir() -> Path:
+    """A fresh folder for one case's file (under the module's temporary folder)."""
+    return Path(tempfile.mkdtemp(dir=_SCRATCH[-1].name))
 
 
 def _load(src: str, directory: Path) -> Any:
@@ -176,7 +192,7 @@ def _load(src: str, directory: Path) -> Any:
 def _check(tf: Any, src: str, name: str, calls: list[Any], relax: str = "none") -> str:
     """Infer a signature from real calls, apply it, and replay every call through it."""
     src = textwrap.dedent(src)
-    original = getattr(_load(src, Path(tempfile.mkdtemp(prefix="autosig-tf-"))), name)
+    original = getattr(_load(src, _scratch_dir()), name)
     python_fn = original.python_function
     record = _profile(tf, python_fn, calls, src, name)
     assert original.experimental_get_tracing_count() == 0
@@ -316,7 +332,7 @@ def test_star_args_make_signed_parameters_positional_only(tf: Any) -> None:
     )
     with pytest.raises(TypeError, match="positional only"):
         signed(tf.ones([1]), shift=1.0)
-    module = _load(textwrap.dedent(src), Path(tempfile.mkdtemp(prefix="autosig-tf-")))
+    module = _load(textwrap.dedent(src), _scratch_dir())
     keyword = [((tf.ones([b]),), {"shift": float(b)}) for b in (1, 2)]
     record = _profile(tf, module.f.python_function, keyword, textwrap.dedent(src), "f")
     plan = infer_function(record, textwrap.dedent(src), InferOptions())
@@ -334,7 +350,7 @@ def test_python_int_sizing_a_list_is_kept_python_and_would_fail_as_tensor(tf: An
             return tf.add_n([x * i for i in range(k)])
         """
     )
-    module = _load(src, Path(tempfile.mkdtemp(prefix="autosig-tf-")))
+    module = _load(src, _scratch_dir())
     calls = [((tf.ones([2]), k), {}) for k in (1, 2, 3)]
     record = _profile(tf, module.f.python_function, calls, src, "f")
     plan = infer_function(record, src, InferOptions())

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -26,12 +27,14 @@ from autosig.report import format_error, write_report
     context_settings={"help_option_names": ["-h", "--help"]},
     epilog="""\b
 Examples:
+  autosig check                             # the current directory (.)
   autosig check src/                        # every .py file under src/
   autosig check train.py model.py           # just these files
   autosig check . --exclude 'tests/*' -j 4  # skip tests, 4 worker processes
   autosig check src/ --select AS101,AS105   # only these rules
   autosig check src/ --format sarif -o autosig.sarif   # for GitHub code scanning
   autosig check src/ --format github        # annotations in a GitHub Actions log
+  autosig check - < model.py                # read the source from stdin (editors)
 
 \b
 Exit codes: 0 no findings, 1 findings, 2 an error (bad path, bad config, a file
@@ -42,7 +45,7 @@ does not change the exit code. A --select (or config 'select') that leaves no
 static rule, such as only verify (AS3xx) or profile (AS2xx) codes, is an error.
 """,
 )
-@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
 @select_option
 @ignore_option
 @common_options
@@ -72,24 +75,32 @@ def command(
     max-file-size. Suppress one finding with '# autosig: ignore[AS101]' on its line or
     on the def line. Files over max-file-size (default 2 MB) are skipped with a warning
     on stderr; files over 500 kB get a note there, as they can take a while.
+
+    Without PATH, checks the current directory. PATH '-' reads one file's source from
+    stdin (reported as '-'), for editor integrations.
     """
+    paths = paths or (Path("."),)
     try:
+        stdin = _wants_stdin(paths)
         config = load_config(paths, config_file)
         require_runnable_rules(select, ignore, config, command="check")
     except AutosigError as exc:
         click.echo(format_error(exc), err=True)
         sys.exit(EXIT_ERROR)
-    result = check_paths(
-        paths,
-        config,
-        select=select,
-        ignore=ignore,
-        jobs=jobs,
-        progress=not quiet,
-        exclude=exclude,
-        max_file_size=max_file_size,
-        on_notice=lambda notice: _tell(notice, quiet),
-    )
+    if stdin:
+        result = _check_stdin(config, select, ignore)
+    else:
+        result = check_paths(
+            paths,
+            config,
+            select=select,
+            ignore=ignore,
+            jobs=jobs,
+            progress=not quiet,
+            exclude=exclude,
+            max_file_size=max_file_size,
+            on_notice=lambda notice: _tell(notice, quiet),
+        )
     if result.files_seen == 0 and not result.errors and not quiet:
         click.echo("warning: no Python files found under the given paths", err=True)
     write_report(
@@ -105,6 +116,36 @@ def command(
     if result.errors:
         sys.exit(EXIT_ERROR)
     sys.exit(EXIT_FINDINGS if result.findings else EXIT_OK)
+
+
+def _wants_stdin(paths: tuple[Path, ...]) -> bool:
+    """True for the single path ``-``; ``-`` among other paths is a usage error."""
+    if Path("-") not in paths:
+        return False
+    if len(paths) > 1:
+        raise AutosigError("'-' (stdin) must be the only PATH")
+    return True
+
+
+def _check_stdin(
+    config: Any, select: tuple[str, ...] | None, ignore: tuple[str, ...] | None
+) -> Any:
+    """Check the source on stdin as one file named ``-``."""
+    from autosig.checker import CheckResult, _Task, check_one
+    from autosig.files import mentions_function
+
+    data = sys.stdin.buffer.read()
+    result = CheckResult(files_seen=1)
+    if not mentions_function(data):
+        return result
+    file_select = tuple(select) if select is not None else config.select
+    file_ignore = tuple(config.ignore) + tuple(c for c in ignore or () if c not in config.ignore)
+    findings, error = check_one(_Task("-", data, file_select, file_ignore))
+    result.files_parsed = 1
+    result.findings.extend(findings)
+    if error is not None:
+        result.errors.append(error)
+    return result
 
 
 def _tell(notice: SizeNotice, quiet: bool) -> None:

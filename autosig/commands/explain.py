@@ -61,7 +61,9 @@ def command(profile: Path, output_format: str, show_all: bool) -> None:
     from installed libraries (Keras' train_function ...) are marked [library]; the
     advice is then about how to call them.
 
-    PROFILE defaults to .autosig/profile.json (written by 'autosig profile').
+    PROFILE defaults to .autosig/profile.json (written by 'autosig profile'). A
+    partial profile (the recorded command failed or was interrupted) is said to be
+    one on the first line (JSON: "partial" and "exit_code").
     Exit codes: 0 done, 2 the profile is missing, corrupt or of another version.
     """
     data = load_profile(profile)
@@ -69,9 +71,17 @@ def command(profile: Path, output_format: str, show_all: bool) -> None:
         data, profile, warn=lambda text: click.echo(f"autosig: warning: {text}", err=True)
     )
     explanations = explain_profile(data, str(profile), plans)
+    note = data.partial_note()
     if output_format == "json":
-        click.echo(json.dumps(render_json(explanations, str(profile)), indent=1))
+        report = render_json(explanations, str(profile))
+        report["partial"] = data.partial
+        report["exit_code"] = data.exit_code
+        if note is not None:
+            report["note"] = note
+        click.echo(json.dumps(report, indent=1))
     else:
+        if note is not None:
+            click.echo(f"note: {profile}: {note}")
         click.echo(render_text(explanations, limit=None if show_all else 20), nl=False)
 
 
@@ -92,6 +102,7 @@ def fix_plans(
     not found (moved, deleted) get no plan. ``warn`` hears about a bad config.
     """
     from autosig.infer import infer_plan
+    from autosig.suppress import honour_plan_suppressions
 
     holder = Path(profile_path).resolve().parent
     roots = list(dict.fromkeys([*candidate_roots(profile, profile_path), holder]))
@@ -107,7 +118,10 @@ def fix_plans(
         path, root, text = found
         try:
             settings = _FixSettings.of(path, root)
-            plan = infer_plan(Profile(functions=records), {rel: text}, settings.infer_options)
+            plan = honour_plan_suppressions(
+                infer_plan(Profile(functions=records), {rel: text}, settings.infer_options),
+                {rel: text},
+            )
         except AutosigError as exc:
             if warn is not None:
                 warn(f"{exc.path or path}: {exc.message}; the fix advice for {rel} is generic")

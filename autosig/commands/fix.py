@@ -12,12 +12,10 @@ from __future__ import annotations
 import os
 import pickle
 import sys
-from collections.abc import Sequence
-from concurrent.futures import ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -39,12 +37,15 @@ from autosig.files import (
     size_notice,
     write_source,
 )
+from autosig.model import Finding
 from autosig.patch import display_path, unified_diff, write_patch
 from autosig.plan import Plan
 from autosig.progress import Progress
 from autosig.report import format_error, render_findings, skipped_phrase
-from autosig.rewrite.engine import FixResult, fix_text
 from autosig.rewrite.summary import file_summary, patch_header, total_summary
+
+if TYPE_CHECKING:
+    from autosig.rewrite.engine import FixResult
 
 MIN_FILES_FOR_POOL = 4
 
@@ -86,17 +87,26 @@ Examples:
   autosig fix src/ --profile .autosig/profile.json --patch-out fixes.patch
   autosig apply fixes.patch                          # after review
   autosig fix src/ --unsafe-fixes --select AS102,AS103
+  autosig fix - < model.py > fixed.py                # stdin to stdout (editors)
 
 \b
-Exit codes: 0 everything fixed (or, with --diff/--patch-out, nothing would change);
-1 problems left unfixed (or, with --diff/--patch-out, changes to review); 2 an error
-(bad path, a file that does not parse, a read-only file, a bad profile). Other files
-are still fixed. A file skipped as over --max-file-size is a warning (also in sarif
-and github output, and counted in the summary), not an error. A --select that leaves
-no rule to run (only verify codes, or profile codes without --profile) is an error.
+Exit codes: 0 everything fixed (with --diff: nothing would change; with
+--patch-out: the patch was written, so 'fix --patch-out P && autosig apply P' works);
+1 problems left unfixed (with --diff: changes to review; a print that logs tracing,
+left on purpose, is not a problem); 2 an error (bad path, a file that does not
+parse, a read-only file, a bad profile, a function changed since it was profiled,
+a patch that cannot be written). Other files are still fixed. A file skipped as
+over --max-file-size is a warning (also in sarif and github output, and counted in
+the summary), not an error. A --select that leaves no rule to run (only verify
+codes, or profile codes without --profile) is an error.
+
+\b
+With --diff, stdout is the diff: --format json prints one object {"diff": ...,
+"findings": [...], "errors": [...]} instead; github and sarif reports go to stderr.
+Lines in reports of --diff and --patch-out are lines of the files on disk.
 """,
 )
-@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.argument("paths", nargs=-1, required=True, type=click.Path(allow_dash=True, path_type=Path))
 @click.option(
     "--profile",
     "profile_path",
@@ -172,6 +182,9 @@ def command(
     byte. A summary per file goes to stderr; problems left go to stdout in --format.
     Files over max-file-size (default 2 MB) are skipped with a warning; read-only
     files are never written (an error; --diff still shows their changes).
+
+    PATH '-' reads one file's source from stdin and writes it, fixed, to stdout
+    (static fixes only; the report goes to stderr), for editor integrations.
     """
     try:
         config = load_config(paths, config_file)
@@ -183,6 +196,10 @@ def command(
     except AutosigError as exc:
         _fail(exc)
     unsafe = config.unsafe_fixes if unsafe_fixes is None else unsafe_fixes
+    if Path("-") in paths:
+        _fix_stdin(
+            paths, profile_path, patch_out, show_diff, verify, select, ignore, config, unsafe
+        )
     errors: list[AutosigError] = []
     limit = config.max_file_size if max_file_size is None else max_file_size
     files, seen, skipped = _collect(paths, config, select, ignore, exclude, errors, limit, quiet)
@@ -216,12 +233,14 @@ def command(
         for file, result in by_file
         if result.changed
     )
-    if show_diff and diff:
+    if show_diff and diff and output_format != "json":
         click.echo(diff, nl=False)
+    patch_written = False
     if patch_out is not None:
         try:
             header = patch_header([result for _, result in by_file]) if diff else ""
             write_patch(patch_out, header + diff)
+            patch_written = True
         except AutosigError as exc:
             errors.append(exc)
     if not dry_run:
@@ -238,8 +257,20 @@ def command(
         by_file = written
 
     results_only = [result for _, result in by_file]
-    remaining = [f for result in results_only for f in result.findings]
-    if not show_diff:
+    errors.extend(_stale_errors(results_only, profile_path))
+    if dry_run:  # nothing is written: lines must be those of the files on disk
+        for file, result in by_file:
+            result.findings = _on_disk(result.findings, file.source.text, result)
+            result.left = _left_on_disk(result.left, file.source.text, result)
+    remaining = [finding for _, result in by_file for finding in result.findings]
+    if show_diff and output_format == "json":
+        click.echo(_diff_json(diff, remaining, errors), nl=False)
+    elif show_diff:
+        # stdout holds the diff (it must stay a patch): the report goes to stderr
+        report = render_findings(remaining, [], output_format, skipped)
+        if report and output_format != "text":
+            click.echo(report, nl=False, err=True)
+    else:
         report = render_findings(remaining, [], output_format, skipped)
         if report:
             click.echo(report, nl=False)
@@ -251,7 +282,7 @@ def command(
                 click.echo(line, err=True)
         for line in _library_notes(profile, plan):
             click.echo(line, err=True)
-        if patch_out is not None:
+        if patch_written and patch_out is not None:
             what = "the diff" if diff else "an empty patch (nothing to change)"
             click.echo(f"Wrote {what} to {patch_out}.", err=True)
         summary = total_summary(
@@ -264,9 +295,167 @@ def command(
         click.echo(summary, err=True)
     if errors:
         sys.exit(EXIT_ERROR)
-    if dry_run:
+    if show_diff:
         sys.exit(EXIT_FINDINGS if diff else EXIT_OK)
-    sys.exit(EXIT_FINDINGS if any(result.unfixed for result in results_only) else EXIT_OK)
+    if patch_out is not None:
+        sys.exit(EXIT_OK)  # the patch is written: 'fix --patch-out P && autosig apply P'
+    sys.exit(EXIT_FINDINGS if any(_open_problems(result) for result in results_only) else EXIT_OK)
+
+
+def _deliberate(finding: Finding) -> bool:
+    """A finding autosig leaves on purpose: a print that logs tracing (AS101)."""
+    from autosig.rules.as101_print import TRACE_LOG_MESSAGE
+
+    return finding.code == "AS101" and finding.message.endswith(
+        TRACE_LOG_MESSAGE.split("{name}")[-1]
+    )
+
+
+def _open_problems(result: FixResult) -> int:
+    """Problems fix could not solve; a deliberate trace-time print is not one."""
+    return result.unfixed - sum(1 for f in result.findings if _deliberate(f))
+
+
+def _on_disk(findings: Sequence[Finding], old_text: str, result: FixResult) -> list[Finding]:
+    """Findings of a dry run, with lines in the file on disk (not the rewritten text)."""
+    if not result.changed or not findings:
+        return list(findings)
+    to_old = line_map(result.new_text, old_text)
+    return [replace(f, line=to_old(f.line)) for f in findings]
+
+
+def _left_on_disk(left: list[str], old_text: str, result: FixResult) -> list[str]:
+    """The engine's "line N: CODE ..." items of a dry run, with lines of the file on disk."""
+    import re
+
+    if not result.changed:
+        return left
+    to_old = line_map(result.new_text, old_text)
+    return [
+        re.sub(r"^line (\d+):", lambda m: f"line {to_old(int(m.group(1)))}:", item) for item in left
+    ]
+
+
+def line_map(new: str, old: str) -> Callable[[int], int]:
+    """Map a 1-based line of ``new`` to the line of ``old`` it came from.
+
+    Unchanged lines map exactly; a line inside a rewritten block maps to the same
+    offset into the block it replaced (its last line when the new block is longer).
+    """
+    import difflib
+
+    blocks = difflib.SequenceMatcher(
+        None, new.splitlines(), old.splitlines(), autojunk=False
+    ).get_opcodes()
+
+    def to_old(line: int) -> int:
+        index = line - 1
+        for _tag, i1, i2, j1, j2 in blocks:
+            if i1 <= index < i2 or (i1 == i2 == index):
+                if j2 <= j1:
+                    return j1 + 1 if j1 > 0 else 1
+                return min(j1 + (index - i1), j2 - 1) + 1
+        return line
+
+    return to_old
+
+
+def _diff_json(diff: str, findings: Sequence[Finding], errors: Sequence[AutosigError]) -> str:
+    """``fix --diff --format json``: one object holding the diff and the report."""
+    import json
+
+    from autosig.report import finding_json
+
+    data = {
+        "diff": diff,
+        "findings": [finding_json(f) for f in findings],
+        "errors": [{"path": e.path, "message": e.message} for e in errors],
+    }
+    return json.dumps(data, indent=2) + "\n"
+
+
+def _stale_errors(results: Sequence[FixResult], profile_path: Path | None) -> list[AutosigError]:
+    """One error per function changed since profiling (the README's exit 2), said once.
+
+    The engine's own "not fixed: changed since ..." line is dropped from the file's
+    summary so the function is named once, as an error.
+    """
+    out: list[AutosigError] = []
+    for result in results:
+        for qualname in dict.fromkeys(result.stale):
+            out.append(
+                AutosigError(
+                    f"{qualname} changed since {profile_path} was recorded: not fixed from "
+                    "the profile (re-run autosig profile)",
+                    result.path,
+                )
+            )
+            result.left = [
+                item
+                for item in result.left
+                if not (item.startswith(f"{qualname} (line ") and "since it was profiled" in item)
+            ]
+    return out
+
+
+def _fix_stdin(
+    paths: tuple[Path, ...],
+    profile_path: Path | None,
+    patch_out: Path | None,
+    show_diff: bool,
+    verify: bool,
+    select: tuple[str, ...] | None,
+    ignore: tuple[str, ...] | None,
+    config: Config,
+    unsafe: bool,
+) -> None:
+    """``fix -``: the source on stdin, fixed, to stdout (as black and ruff do); exits.
+
+    The report and the summary go to stderr; with --diff only the diff is printed.
+    Static fixes only: a profile names files by path.
+    """
+    from autosig.files import decode_source
+
+    if len(paths) > 1:
+        _fail(AutosigError("'-' (stdin) must be the only PATH"))
+    if profile_path is not None or patch_out is not None or verify:
+        _fail(AutosigError("'fix -' makes static fixes only (no --profile, --patch-out, --verify)"))
+    data = sys.stdin.buffer.read()
+    try:
+        text, encoding, bom = decode_source(data, "-")
+    except AutosigError as exc:
+        _fail(exc)
+    source = SourceFile(Path("-"), text, encoding, bom)
+    file_ignore = tuple(config.ignore) + tuple(c for c in ignore or () if c not in config.ignore)
+    outcome = fix_task(
+        _Task(
+            display="-",
+            text=text,
+            profile_rel="-",
+            select=tuple(select) if select is not None else config.select,
+            ignore=file_ignore,
+            unsafe_fixes=unsafe,
+            plan=None,
+        )
+    )
+    if isinstance(outcome, AutosigError):
+        if not show_diff:
+            sys.stdout.buffer.write(data)  # an editor must never lose the buffer
+            sys.stdout.buffer.flush()
+        _fail(outcome)
+    if show_diff:
+        diff = unified_diff(text, outcome.new_text, "-") if outcome.changed else ""
+        click.echo(diff, nl=False)
+    else:
+        sys.stdout.buffer.write(source.encode(outcome.new_text))
+        sys.stdout.buffer.flush()
+    findings = outcome.findings if not show_diff else _on_disk(outcome.findings, text, outcome)
+    report = render_findings(findings, [], "text")
+    if report:
+        click.echo(report, nl=False, err=True)
+    if show_diff:
+        sys.exit(EXIT_FINDINGS if outcome.changed else EXIT_OK)
+    sys.exit(EXIT_FINDINGS if _open_problems(outcome) else EXIT_OK)
 
 
 def _fail(exc: AutosigError) -> None:
@@ -356,13 +545,19 @@ def _plan(
     from autosig.infer import infer_plan
     from autosig.profile.format import load_profile
     from autosig.rules.registry import selected_codes
+    from autosig.suppress import honour_plan_suppressions
 
     profile = load_profile(profile_path)
+    note = profile.partial_note()
+    if note is not None:
+        click.echo(f"autosig: warning: {profile_path}: {note}", err=True)
     root = _profile_root(profile, profile_path, files, config)
     for file in files:
         file.profile_rel = profile_relative(file.source.path, root)
     sources = {file.profile_rel: file.source.text for file in files}
-    plan = infer_plan(profile, sources, _infer_options(config, relax, root))
+    plan = honour_plan_suppressions(
+        infer_plan(profile, sources, _infer_options(config, relax, root)), sources
+    )
     codes = selected_codes(
         select if select is not None else config.select, tuple(config.ignore) + tuple(ignore or ())
     )
@@ -462,6 +657,9 @@ def _fix_all(
     results: list[FixResult | AutosigError] = []
     with Progress(len(tasks), "autosig fix", enabled=not quiet) as bar:
         if workers > 1:
+            from concurrent.futures import ProcessPoolExecutor
+            from concurrent.futures.process import BrokenProcessPool
+
             try:
                 with ProcessPoolExecutor(max_workers=workers) as pool:
                     for outcome in pool.map(fix_task, tasks, chunksize=1):
@@ -485,6 +683,7 @@ def _plan_for(plan: Plan | None, rel: str) -> Plan | None:
 
 def fix_task(task: _Task) -> FixResult | AutosigError:
     """Fix one file's text; every failure becomes an AutosigError naming it."""
+    from autosig.rewrite.engine import fix_text
     from autosig.rules.registry import select_rules
 
     try:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -82,29 +83,43 @@ def command() -> None:
 def run(output: Path, capture_outputs: bool, cmd: tuple[str, ...]) -> None:
     """Record CMD (python script, python -m module, pytest, any command running Python).
 
-    Exit code: CMD's own (128+N if a signal N killed it); 2 if the profile cannot be
-    written (checked before CMD runs) or CMD cannot be started.
-    """
-    from autosig.profile.format import load_profile
-    from autosig.profile.runner import run_recorded
+    Exit code: CMD's own (128+N if a signal N killed it, 130 for Ctrl-C); 2 if the
+    profile cannot be written (checked before CMD runs) or CMD cannot be started.
 
-    code = run_recorded(list(cmd), output, capture_outputs=capture_outputs)
-    profile = load_profile(output)
+    A CMD that exits non-zero or is interrupted gives a partial profile (marked so,
+    with the exit status inside; explain and fix say it is partial). It never
+    replaces an existing FILE: it goes beside it (p.json -> p.partial.json).
+    """
+    from autosig.profile.runner import record_command
+
+    run = record_command(list(cmd), output, capture_outputs=capture_outputs)
+    click.echo(_outcome_line(run), err=True)
+    sys.exit(run.code)
+
+
+def _outcome_line(run: Any) -> str:
+    """One line: what was recorded, where it went, and whether it is partial."""
+    profile = run.profile
+    n = len(profile.functions)
     calls = sum(f.calls for f in profile.functions)
     traces = sum(f.traces for f in profile.functions)
-    if profile.functions:
-        click.echo(
-            f"autosig: recorded {len(profile.functions)} tf.function"
-            f"{'s' if len(profile.functions) != 1 else ''}, {calls} calls, {traces} traces "
-            f"-> {output} (next: autosig explain {output})",
-            err=True,
+    what = (
+        f"{n} tf.function{'s' if n != 1 else ''}, {calls} calls, {traces} traces"
+        if n
+        else "no tf.function calls"
+    )
+    if run.partial:
+        code = run.code
+        how = (
+            f"was interrupted (signal {code - 128}, exit status {code})"
+            if code > 128
+            else f"exited with status {code}"
         )
-    else:
-        click.echo(
-            f"autosig: no tf.function was called (does the command use TensorFlow?) -> {output}",
-            err=True,
-        )
-    sys.exit(code)
+        kept = f"; {run.kept} kept unchanged" if run.kept is not None else ""
+        return f"autosig: the command {how}: partial profile ({what}) -> {run.path}{kept}"
+    if n:
+        return f"autosig: recorded {what} -> {run.path} (next: autosig explain {run.path})"
+    return f"autosig: no tf.function was called (does the command use TensorFlow?) -> {run.path}"
 
 
 @command.command("merge", context_settings={"help_option_names": ["-h", "--help"]})

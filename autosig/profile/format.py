@@ -164,6 +164,22 @@ class Profile:
     exit_code: int | None = None
     samples_file: str | None = None
     """Name of the side ``.npz`` (relative to the profile file), None if no samples."""
+    partial: bool = False
+    """True when the recorded command exited non-zero or was interrupted (``exit_code``
+    says how): calls after the failure are missing, so the profile may be incomplete."""
+
+    def partial_note(self) -> str | None:
+        """One line saying the profile is partial and why, None for a complete one."""
+        if not self.partial:
+            return None
+        code = self.exit_code
+        if code is None:
+            how = "the recorded command did not finish"
+        elif code > 128:
+            how = f"the recorded command was interrupted (exit status {code}, signal {code - 128})"
+        else:
+            how = f"the recorded command exited with status {code}"
+        return f"partial profile: {how}; calls after that are missing"
 
     def find(
         self, path: str | None, qualname: str, line: int | None = None
@@ -211,6 +227,7 @@ class Profile:
                 command=list(data.get("command", [])),
                 exit_code=data.get("exit_code"),
                 samples_file=data.get("samples_file"),
+                partial=bool(data.get("partial", False)),
             )
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise AutosigError(f"corrupt profile: {type(exc).__name__}: {exc}", source) from None
@@ -285,6 +302,12 @@ def save_profile(profile: Profile, path: Path | str) -> None:
             f"cannot create directory: {exc.strerror or exc}", str(p.parent)
         ) from None
     atomic_write_bytes(p, profile.dumps().encode("utf-8"), mode=0o644)
+
+
+def partial_profile_path(profile_path: Path | str) -> Path:
+    """Where a failed run's profile goes beside a good one: ``p.json`` -> ``p.partial.json``."""
+    p = Path(profile_path)
+    return p.with_name(f"{p.stem}.partial{p.suffix or '.json'}")
 
 
 def samples_path(profile_path: Path | str) -> Path:

@@ -8,6 +8,13 @@ each graph in ``tracing_compilation._create_concrete_function``, which the recor
 times and charges to the innermost tf.function call in progress on that thread (so a
 function's trace time includes the tracing of tf.functions it calls).
 
+Per call the cost is kept near constant: a flat ``cheap_key`` of the arguments (types,
+tensor shapes and dtypes, Python values; never object identity) that was seen before
+names the signature directly, and a call that neither traces nor is sampled does a
+few counter updates after it returns. Arguments are described in full (bound to
+parameter names, tokenized, matched) only for a new key or an argument that has no
+cheap key (objects, NumPy arrays, ragged and symbolic tensors).
+
 TensorFlow is never imported here: the patch is applied when TensorFlow's
 ``polymorphic_function`` module is imported (an import hook) or at once if it already
 is. One recorder is active per process.
@@ -63,9 +70,19 @@ MAX_DROPPED_KEYS = 100_000
 MAX_TRACKED_OBJECTS = 10_000
 """Live objects whose identity is tracked per parameter; beyond, new ones are only counted."""
 
+MAX_CHEAP_KEYS = 4096
+"""Cheap call keys remembered per function; past this, new keys take the full path."""
+CHEAP_ITEMS = 32
+"""Containers longer than this (or nested deeper than CHEAP_DEPTH) have no cheap key."""
+CHEAP_DEPTH = 4
+_CHEAP_SCALARS = frozenset({int, float, bool, str, bytes, type(None)})
+
 INSTANCE_ATTR = "_autosig_recorder_instance"
 _ACTIVE: Recorder | None = None
 _TLS = threading.local()
+_perf_counter = time.perf_counter
+_NO_OBJECTS: list[str] = []
+"""new_objects of a constant-time call: none (never appended to)."""
 
 
 def _env_flag(name: str) -> bool:
@@ -155,6 +172,74 @@ class _Identity:
         return True
 
 
+def _cheap_parts(x: Any, out: list[Any], eager: type, depth: int) -> bool:
+    """Append a flat, exact description of ``x`` to ``out``; False if there is none cheaply.
+
+    Each leaf starts with its type, which fixes how many entries follow, so two
+    different argument structures never give the same list. Eager tensors give their
+    shape and dtype enum (what their token holds), Python scalars their value; anything
+    else (objects, symbolic tensors, ragged, NumPy ...) has no cheap key.
+    """
+    t = type(x)
+    if t is eager:
+        out.append(t)
+        out.append(x._shape_tuple())
+        out.append(x._datatype_enum())
+        return True
+    if t in _CHEAP_SCALARS:
+        out.append(t)
+        out.append(x)
+        return True
+    if depth >= CHEAP_DEPTH:
+        return False
+    if t is tuple or t is list:
+        if len(x) > CHEAP_ITEMS:
+            return False
+        out.append(t)
+        out.append(len(x))
+        for item in x:
+            if not _cheap_parts(item, out, eager, depth + 1):
+                return False
+        return True
+    if t is dict:
+        if len(x) > CHEAP_ITEMS:
+            return False
+        out.append(t)
+        out.append(len(x))
+        for key, item in x.items():
+            out.append(type(key))
+            out.append(key)
+            if not _cheap_parts(item, out, eager, depth + 1):
+                return False
+        return True
+    return False
+
+
+def cheap_key(args: tuple[Any, ...], kwds: dict[str, Any], eager: type) -> tuple[Any, ...] | None:
+    """A hashable key that determines a call's signature, or None (then: the full path).
+
+    Equal keys mean equal argument tokens and the same way of passing them, so a key
+    seen before maps to the signature its first call got, without describing anything.
+    Every leaf is hashable (tensor shapes are tuples, dict keys are hashable), so the key
+    is too. Top-level tensors and scalars, the common case, skip the recursive helper.
+    """
+    out: list[Any] = [len(args), tuple(kwds) if kwds else ()]
+    append = out.append
+    for values in (args, kwds.values()) if kwds else (args,):
+        for value in values:
+            t = type(value)
+            if t is eager:
+                append(t)
+                append(value._shape_tuple())
+                append(value._datatype_enum())
+            elif t in _CHEAP_SCALARS:
+                append(t)
+                append(value)
+            elif not _cheap_parts(value, out, eager, 0):
+                return None
+    return tuple(out)
+
+
 def _forget(owner: weakref.ref[_Identity], key: int) -> None:
     identity = owner()
     if identity is not None:
@@ -168,6 +253,8 @@ class _FunctionState:
         self.record = record
         self.binder = binder
         self.sig_index: dict[Any, int | None] = {}
+        self.cheap_sigs: dict[tuple[Any, ...], int] = {}
+        """``cheap_key`` -> signature index, for calls that describe nothing new."""
         self.dropped: set[int] = set()
         self.folder = ScalarFolder()
         self.identities: dict[str, _Identity] = {}
@@ -359,6 +446,7 @@ class Recorder:
         self._types = TFTypes.load()
         self._describer = Describer(self._types)
         self._converter = LeafConverter(self._types, self.store)
+        self._eager = self._types.eager
         tf = sys.modules.get("tensorflow")
         self.tf_version = getattr(tf, "__version__", None)
         from tensorflow.python.eager import context
@@ -431,16 +519,34 @@ class Recorder:
 
     def _on_call(self, original: Any, fn_self: Any, args: tuple[Any, ...], kwds: dict) -> Any:
         try:
-            inst = self._instance(fn_self)
+            inst = fn_self.__dict__.get(INSTANCE_ATTR)  # _instance's fast path, inlined
+            if inst is None or inst.owner != id(fn_self) or inst.epoch is not self._epoch:
+                inst = self._instance(fn_self)
             state = inst.state
             if state is None:
                 return original(fn_self, *args, **kwds)
             before = fn_self.experimental_get_tracing_count()
             eager = self._executing_eagerly()
+            cheap = cheap_key(args, kwds, self._eager) if eager else None
             with self.lock:
-                call, sig, new_objects, sample = self._before_call(
-                    state, inst, before, args, kwds, eager
-                )
+                record = state.record
+                call = record.calls
+                known = state.cheap_sigs.get(cheap) if cheap is not None else None
+                if (
+                    known is not None
+                    and before == inst.last_count
+                    and call >= self.sample_calls
+                    and state.sample_counts[known] >= self.samples_per_signature
+                ):
+                    # Constant-time path: a known cheap key names the signature, and
+                    # no sample is wanted (see _before_call for the full path).
+                    record.calls = call + 1
+                    record.signatures[known].calls += 1
+                    sig, new_objects, sample = known, _NO_OBJECTS, None
+                else:
+                    call, sig, new_objects, sample = self._before_call(
+                        state, inst, before, args, kwds, eager, cheap
+                    )
         except Exception as exc:  # noqa: BLE001 - a recorder bug must never break the call
             self._internal_error(exc)
             return original(fn_self, *args, **kwds)
@@ -449,7 +555,7 @@ class Recorder:
         if stack is None:
             stack = _TLS.stack = []
         stack.append(timings)
-        start = time.perf_counter()
+        start = _perf_counter()
         result: Any = None
         raised = True
         try:
@@ -457,25 +563,31 @@ class Recorder:
             raised = False
             return result
         finally:
-            elapsed = time.perf_counter() - start
+            elapsed = _perf_counter() - start
             stack.pop()
             try:
                 after = fn_self.experimental_get_tracing_count()
-                with self.lock:
-                    self._after_call(
-                        state,
-                        inst,
-                        call,
-                        sig,
-                        new_objects,
-                        sample,
-                        before,
-                        after,
-                        elapsed,
-                        timings,
-                        result,
-                        raised,
-                    )
+                if after == before and sample is None:
+                    # Constant-time path: no trace, nothing to store (see _after_call).
+                    with self.lock:
+                        state.record.call_time_s += elapsed
+                        inst.last_count = after
+                else:
+                    with self.lock:
+                        self._after_call(
+                            state,
+                            inst,
+                            call,
+                            sig,
+                            new_objects,
+                            sample,
+                            before,
+                            after,
+                            elapsed,
+                            timings,
+                            result,
+                            raised,
+                        )
             except Exception as exc:  # noqa: BLE001
                 self._internal_error(exc)
 
@@ -496,7 +608,14 @@ class Recorder:
         args: tuple[Any, ...],
         kwds: dict,
         eager: bool,
+        cheap: tuple[Any, ...] | None = None,
     ) -> tuple[int, int | None, list[str], Sample | None]:
+        """The full path: bind and describe the arguments, find or add the signature.
+
+        ``cheap`` (``cheap_key`` of the call, None if it has none) is remembered for the
+        signature found, so the next call with that key takes ``_on_call``'s
+        constant-time path.
+        """
         record = state.record
         call = record.calls
         record.calls += 1
@@ -504,6 +623,11 @@ class Recorder:
             record.graph_calls += 1
         if before > inst.last_count:  # traced outside a call (get_concrete_function, ...)
             record.traces += before - inst.last_count
+        if cheap is not None:
+            known = state.cheap_sigs.get(cheap)
+            if known is not None and not self._wants_sample(state, known, call):
+                record.signatures[known].calls += 1
+                return call, known, [], None
         try:
             bound, passed = state.binder.bind(args, kwds)
         except TypeError:
@@ -512,7 +636,10 @@ class Recorder:
         describer = self._describer
         assert describer is not None
         token, folder = describer.token, state.folder
+        folded = len(folder.folded)
         tokens = tuple([token(v, name, folder, objects) for name, v in bound])
+        if len(folder.folded) != folded:  # values now fold to "varied": old keys are wrong
+            state.cheap_sigs.clear()
         key = (tokens, passed)
         try:
             sig = state.sig_index.get(key, -1)
@@ -523,6 +650,8 @@ class Recorder:
             sig = self._new_signature(state, key, bound, tokens, passed, call)
         if sig is not None:
             record.signatures[sig].calls += 1
+            if cheap is not None and not objects and len(state.cheap_sigs) < MAX_CHEAP_KEYS:
+                state.cheap_sigs[cheap] = sig
         new_objects: list[str] = []
         for name, obj in objects:
             identity = state.identities.get(name)

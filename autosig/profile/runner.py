@@ -4,13 +4,16 @@ The command runs as a child process with ``autosig/profile/bootstrap`` first on
 ``PYTHONPATH``; its ``sitecustomize`` starts a recorder in every Python process
 (children included) and each writes a partial profile into a temporary directory
 when it exits (normally, by an exception, by SIGTERM). The parent then merges the
-parts, adds the command and its exit code, and writes one profile. The command's
-stdin/stdout/stderr are its own; its exit code is returned (128+N for signal N).
+parts, adds the command and its exit code, and writes one profile, marked partial
+when the command exited non-zero or was interrupted (``record_command`` then writes
+it beside an existing profile instead of over it). The command's stdin/stdout/stderr
+are its own; its exit code is returned (128+N for signal N).
 No TensorFlow is imported here.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -18,11 +21,12 @@ import sys
 import tempfile
 import threading
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from autosig.errors import AutosigError
-from autosig.profile.format import Profile, samples_path, save_profile
+from autosig.profile.format import Profile, partial_profile_path, samples_path, save_profile
 from autosig.profile.recorder import (
     ENV_CAPTURE_OUTPUTS,
     ENV_PROFILE_DIR,
@@ -122,6 +126,22 @@ def _merge_parts(parts_dir: Path) -> tuple[Profile, dict[str, Any]]:
     return merge_profiles(profiles, arrays)
 
 
+@dataclass
+class RecordedRun:
+    """What ``record_command`` did: the command's exit status and where the profile went."""
+
+    code: int
+    path: Path
+    """The profile written: the requested one, or beside it when that was kept."""
+    profile: Profile
+    kept: Path | None = None
+    """The existing profile left untouched because this run failed, None otherwise."""
+
+    @property
+    def partial(self) -> bool:
+        return self.profile.partial
+
+
 def run_recorded(
     cmd: list[str],
     out: Path,
@@ -134,7 +154,34 @@ def run_recorded(
 
     Returns the command's exit code (128+N when killed by signal N). Raises
     AutosigError, before running anything, if ``out`` cannot be written or the
-    command cannot be started.
+    command cannot be started. ``out`` is always written (marked partial when the
+    command failed); ``record_command`` is the variant that protects a good profile.
+    """
+    run = record_command(
+        cmd,
+        out,
+        env=env,
+        capture_outputs=capture_outputs,
+        bootstrap=bootstrap,
+        keep_existing=False,
+    )
+    return run.code
+
+
+def record_command(
+    cmd: list[str],
+    out: Path,
+    *,
+    env: dict[str, str] | None = None,
+    capture_outputs: bool = False,
+    bootstrap: Sequence[str] = (),
+    keep_existing: bool = True,
+) -> RecordedRun:
+    """Run ``cmd`` recording every tf.function call; never lose a good profile.
+
+    A command that exits non-zero or is interrupted gives a profile marked partial
+    (with its exit status inside). With ``keep_existing``, such a profile never
+    replaces an existing ``out``: it goes beside it (``p.partial.json``) instead.
     """
     if not cmd:
         raise AutosigError("no command given; usage: autosig profile -- python train.py")
@@ -162,13 +209,20 @@ def run_recorded(
     profile.command = list(cmd)
     profile.exit_code = code
     profile.runs = 1
+    profile.partial = code != 0
+    target, kept = out, None
+    if profile.partial and keep_existing and out.exists():
+        target, kept = partial_profile_path(out), out
     if arrays:
         from autosig.profile.samples import save_arrays
 
-        npz = samples_path(out)
+        npz = samples_path(target)
         save_arrays(arrays, npz)
         profile.samples_file = npz.name
     else:
         profile.samples_file = None
-    save_profile(profile, out)
-    return code
+        if target == out:
+            with contextlib.suppress(OSError):  # the old samples belong to the old profile
+                samples_path(out).unlink()
+    save_profile(profile, target)
+    return RecordedRun(code=code, path=target, profile=profile, kept=kept)

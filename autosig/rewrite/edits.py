@@ -11,8 +11,6 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 
 import libcst as cst
-from libcst.codemod import CodemodContext
-from libcst.codemod.visitors import AddImportsVisitor
 
 Replacement = cst.CSTNode | cst.RemovalSentinel | cst.FlattenSentinel
 
@@ -72,6 +70,11 @@ def apply_edits(
     new = module.visit(_Swap(edits)) if edits else module
     wanted = list(dict.fromkeys(imports))
     if wanted:
+        # libcst.codemod (and the unittest, multiprocessing it imports) costs ~30 ms of
+        # start-up: only a fix that adds an import needs it, never 'check'.
+        from libcst.codemod import CodemodContext
+        from libcst.codemod.visitors import AddImportsVisitor
+
         context = CodemodContext()
         for mod, obj, asname in wanted:
             AddImportsVisitor.add_needed_import(context, mod, obj, asname)

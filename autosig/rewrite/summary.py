@@ -9,8 +9,14 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-from autosig.rewrite.engine import REDUCE_RETRACING, SIGNATURE, AppliedFix, FixResult
+if TYPE_CHECKING:  # the engine imports libcst: 'fix' with nothing to parse never needs it
+    from autosig.rewrite.engine import AppliedFix, FixResult
+
+SIGNATURE = "signature"
+REDUCE_RETRACING = "reduce_retracing"
+"""The engine's codes for profile fixes (``autosig.rewrite.engine``; a test keeps them equal)."""
 
 
 def _plural(n: int, word: str, many: str | None = None) -> str:

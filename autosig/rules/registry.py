@@ -8,34 +8,110 @@ verify``'s verdicts; they have no Rule class but share the code space, so
 
 from __future__ import annotations
 
-import inspect
+import functools
 from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
 
 from autosig.errors import AutosigError
 from autosig.model import FixSafety
-from autosig.rules.as101_print import PrintInFunction
-from autosig.rules.as102_random import PythonRandom
-from autosig.rules.as103_python_state import PythonState
-from autosig.rules.as104_list_append import ListAppendInLoop
-from autosig.rules.as105_tensor_to_python import TensorToPython
-from autosig.rules.as106_function_in_loop import FunctionCreatedPerCall
-from autosig.rules.as107_no_signature import NoSignature
-from autosig.rules.base import Rule
 
-ALL_RULES: tuple[type[Rule], ...] = tuple(
-    sorted(
-        (
-            PrintInFunction,
-            PythonRandom,
-            PythonState,
-            ListAppendInLoop,
-            TensorToPython,
-            FunctionCreatedPerCall,
-            NoSignature,
-        ),
-        key=lambda rule: rule.code,
-    )
+if TYPE_CHECKING:
+    from autosig.rules.base import Rule
+
+STATIC_RULES: tuple[tuple[str, str, str], ...] = (
+    ("AS101", "autosig.rules.as101_print", "PrintInFunction"),
+    ("AS102", "autosig.rules.as102_random", "PythonRandom"),
+    ("AS103", "autosig.rules.as103_python_state", "PythonState"),
+    ("AS104", "autosig.rules.as104_list_append", "ListAppendInLoop"),
+    ("AS105", "autosig.rules.as105_tensor_to_python", "TensorToPython"),
+    ("AS106", "autosig.rules.as106_function_in_loop", "FunctionCreatedPerCall"),
+    ("AS107", "autosig.rules.as107_no_signature", "NoSignature"),
 )
+"""(code, module, class) of every static rule, in code order.
+
+The rule modules import libcst (and ``libcst.matchers``, 0.2-0.3 s), so nothing here
+imports them until a rule must run: selecting codes, ``autosig rule`` and the README
+table read what they need from the modules' source (``StaticDoc``), and
+``select_rules``/``ALL_RULES`` import the classes on first use.
+"""
+
+STATIC_CODES: tuple[str, ...] = tuple(code for code, _, _ in STATIC_RULES)
+
+
+class StaticDoc:
+    """A static rule's code, name, summary, fix safety and docstring, read from its
+    module's source with ``ast`` (no import, no libcst); a test keeps it equal to the
+    imported class."""
+
+    kind = "static"
+
+    def __init__(self, code: str, module: str, class_name: str) -> None:
+        self.code = code
+        self.module = module
+        self.class_name = class_name
+        fields = _class_fields(module, class_name)
+        self.name: str = fields["name"]
+        self.summary: str = fields["summary"]
+        self.fix_safety: FixSafety = fields.get("fix_safety", "none")
+        self.__doc__ = fields.get("__doc__")
+
+    def load(self) -> type[Rule]:
+        import importlib
+
+        return getattr(importlib.import_module(self.module), self.class_name)
+
+
+def _class_fields(module: str, class_name: str) -> dict[str, Any]:
+    """Constant class attributes and the docstring of ``module.class_name``, from source."""
+    import ast
+    import importlib.util
+
+    spec = importlib.util.find_spec(module)
+    origin = spec.origin if spec is not None else None
+    if origin is None or not origin.endswith(".py"):
+        return _imported_fields(module, class_name)
+    with open(origin, encoding="utf-8") as handle:
+        tree = ast.parse(handle.read(), origin)
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef) and node.name == class_name:
+            fields: dict[str, Any] = {"__doc__": ast.get_docstring(node, clean=False)}
+            for stmt in node.body:
+                if (
+                    isinstance(stmt, ast.Assign)
+                    and len(stmt.targets) == 1
+                    and isinstance(stmt.targets[0], ast.Name)
+                    and isinstance(stmt.value, ast.Constant)
+                ):
+                    fields[stmt.targets[0].id] = stmt.value.value
+            if {"name", "summary"} <= fields.keys():
+                return fields
+    return _imported_fields(module, class_name)
+
+
+def _imported_fields(module: str, class_name: str) -> dict[str, Any]:
+    """The slow way, when the source cannot be read: import the class."""
+    import importlib
+
+    rule = getattr(importlib.import_module(module), class_name)
+    return {
+        "name": rule.name,
+        "summary": rule.summary,
+        "fix_safety": rule.fix_safety,
+        "__doc__": rule.__doc__,
+    }
+
+
+@functools.cache
+def _static_doc(code: str) -> StaticDoc:
+    for entry in STATIC_RULES:
+        if entry[0] == code:
+            return StaticDoc(*entry)
+    raise KeyError(code)
+
+
+@functools.lru_cache(maxsize=1)
+def _all_rules() -> tuple[type[Rule], ...]:
+    return tuple(_static_doc(code).load() for code in STATIC_CODES)
 
 
 class CodeDoc:
@@ -344,26 +420,35 @@ VERIFY_VERDICT_CODES: dict[str, str] = {
 }
 """verify verdict (``FunctionVerdict.status``) -> the code it is reported as."""
 
-_BY_CODE: dict[str, type[Rule] | CodeDoc] = {
-    **{rule.code: rule for rule in ALL_RULES},
+_BY_CODE: dict[str, CodeDoc | None] = {
+    **{code: None for code in STATIC_CODES},  # static: StaticDoc, read on demand
     **{entry.code: entry for entry in PROFILE_CODES + VERIFY_CODES},
 }
 ALL_CODES: tuple[str, ...] = tuple(sorted(_BY_CODE))
 
-RULE_DOCS: dict[str, tuple[str, str]] = {
-    code: (entry.summary, entry.fix_safety) for code, entry in sorted(_BY_CODE.items())
-}
-"""code -> (one-line summary, fix safety) for every static, profile and verify code."""
+
+def __getattr__(name: str) -> Any:
+    """``ALL_RULES`` (imports every rule module) and ``RULE_DOCS`` (reads their source)
+    are computed on first use, so selecting codes never imports libcst."""
+    if name == "ALL_RULES":
+        return _all_rules()
+    if name == "RULE_DOCS":
+        return _rule_docs()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+@functools.lru_cache(maxsize=1)
+def _rule_docs() -> dict[str, tuple[str, str]]:
+    """code -> (one-line summary, fix safety) for every static, profile and verify code."""
+    return {code: (_entry(code).summary, _entry(code).fix_safety) for code in ALL_CODES}
 
 
 def get_rule(code: str) -> type[Rule]:
     """The static Rule class for ``code`` (AutosigError for unknown, profile or verify codes)."""
-    entry = _BY_CODE.get(code.strip().upper())
-    if entry is None:
-        raise AutosigError(_unknown(code))
+    entry = _entry(code)
     if isinstance(entry, CodeDoc):
         raise AutosigError(f"{entry.code} is a {entry.kind} finding, not a static rule")
-    return entry
+    return entry.load()
 
 
 def rule_name(code: str) -> str:
@@ -372,20 +457,26 @@ def rule_name(code: str) -> str:
 
 def code_kind(code: str) -> str:
     """Which stage reports ``code``: "static", "profile" or "verify"."""
-    entry = _entry(code)
-    return entry.kind if isinstance(entry, CodeDoc) else "static"
+    upper = code.strip().upper()
+    if upper not in _BY_CODE:
+        raise AutosigError(_unknown(code))
+    entry = _BY_CODE[upper]
+    return entry.kind if entry is not None else "static"
 
 
 def rule_doc(code: str) -> str:
     """The rule's documentation (ruff's sections), dedented; AutosigError if unknown."""
+    import inspect
+
     return inspect.cleandoc(_entry(code).__doc__ or "")
 
 
-def _entry(code: str) -> type[Rule] | CodeDoc:
-    entry = _BY_CODE.get(code.strip().upper())
-    if entry is None:
+def _entry(code: str) -> StaticDoc | CodeDoc:
+    upper = code.strip().upper()
+    if upper not in _BY_CODE:
         raise AutosigError(_unknown(code))
-    return entry
+    entry = _BY_CODE[upper]
+    return entry if entry is not None else _static_doc(upper)
 
 
 def _unknown(code: str) -> str:
@@ -425,13 +516,13 @@ def select_rules(
 ) -> list[Rule]:
     """Instances of the static rules selected (all by default), in code order."""
     codes = selected_codes(select, ignore)
-    return [rule() for rule in ALL_RULES if rule.code in codes]
+    return [_static_doc(code).load()() for code in STATIC_CODES if code in codes]
 
 
 def markdown_table() -> str:
     """The README's rule table, generated from the rules' own summaries."""
     rows = ["| code | name | fix | what it finds |", "|---|---|---|---|"]
     for code in ALL_CODES:
-        summary, safety = RULE_DOCS[code]
+        summary, safety = _rule_docs()[code]
         rows.append(f"| {code} | {rule_name(code)} | {safety} | {summary} |")
     return "\n".join(rows) + "\n"

@@ -72,10 +72,36 @@ def _bootstrap() -> None:
             print(f"autosig: bootstrap module {name} failed: {exc!r}", file=sys.stderr)
     if not os.environ.get("AUTOSIG_PROFILE_DIR"):
         return
+    import atexit
+
+    atexit.register(_die_of_sigint_if_interrupted)  # first registered: runs last
     if POLY_MODULE in sys.modules:
         _activate()
     else:
         sys.meta_path.insert(0, _StartRecorderOnTensorFlow())
+
+
+def _die_of_sigint_if_interrupted() -> None:
+    """Keep Ctrl-C's exit status (130) when the recorder's exit work ran after it.
+
+    Python exits by SIGINT after an unhandled KeyboardInterrupt, but forgets to when
+    an atexit handler imports a module (writing the profile does), and exits 1. This
+    handler runs after every other one and ends the process by SIGINT itself.
+    """
+    import os
+    import signal
+    import sys
+
+    last = getattr(sys, "last_exc", None) or getattr(sys, "last_value", None)
+    if not isinstance(last, KeyboardInterrupt):
+        return
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except Exception:  # noqa: BLE001, S110 - a closed stream has nothing to flush
+            pass
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    os.kill(os.getpid(), signal.SIGINT)
 
 
 POLY_MODULE = "tensorflow.python.eager.polymorphic_function.polymorphic_function"
