@@ -463,8 +463,10 @@ class _FunctionWalk:
         if isinstance(node, cst.Name):
             return dict(self.taint.get(node.value, {}))
         if isinstance(node, cst.Attribute):
-            if node.attr.value in ("shape", "ndim", "dtype", "name", "device"):
-                return {}  # reads are reported where they happen; the value is Python
+            if node.attr.value in ("ndim", "dtype", "name", "device"):
+                return {}  # no size in it
+            # x.shape (reported where it is read) and all else: a value whose sizes may
+            # come from x's, so ``tf.zeros([x.shape[0]]).shape[0]`` still counts for x
             return {p: False for p in self.taint_of(node.value)}
         if isinstance(node, cst.Call):
             if self.t.builtin(node.func) == "len":
@@ -598,8 +600,11 @@ class _FunctionWalk:
             return
         if builtin is not None:
             if builtin == "len":
+                value = tainted[0][0].value
+                if isinstance(value, cst.Attribute) and value.attr.value == "shape":
+                    return  # len(x.shape): the rank, which a signature keeps
                 kind = self._kind(call)
-                if kind is not None and not self._is_sequence_value(tainted[0][0].value):
+                if kind is not None and not self._is_sequence_value(value):
                     self._record(tainted[0][1], frozenset({0}), call, kind)
             elif builtin in _ITERATING_BUILTINS:
                 for arg, taint in tainted:

@@ -152,3 +152,12 @@ def test_a_read_names_the_helper_it_is_in() -> None:
     (read,) = shape_use(wrapper, sites[-1].function, ["x"]).reads["x"]
     assert read.line == 3 and read.via == "helper() (called at line 6)"
     assert "helper() (called at line 6)" in read.describe()
+
+
+def test_a_value_sized_from_a_static_shape_counts_for_the_parameter() -> None:
+    source = (
+        "@tf.function\ndef f(x):\n    z = tf.zeros([x.shape[0], 4])\n    return range(z.shape[0])\n"
+    )
+    reads = _reads(source)
+    assert ("x", [0], "tf") in reads and ("x", "all", "python") in reads
+    assert _reads("@tf.function\ndef f(x):\n    return tf.zeros([len(x.shape)])\n") == []
