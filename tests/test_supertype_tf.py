@@ -354,7 +354,7 @@ def test_python_int_sizing_a_list_is_kept_python_and_would_fail_as_tensor(tf: An
     calls = [((tf.ones([2]), k), {}) for k in (1, 2, 3)]
     record = _profile(tf, module.f.python_function, calls, src, "f")
     plan = infer_function(record, src, InferOptions())
-    assert plan.action == "reduce_retracing"
+    assert plan.action == "none"  # only k varies: reduce_retracing would not help either
     assert "range(k)" in plan.reasons[0]
     # What a signature with k as a tensor would do: it cannot even trace.
     wrong = tf.function(
