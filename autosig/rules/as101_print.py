@@ -7,10 +7,10 @@ import string
 from collections.abc import Iterable
 
 import libcst as cst
-import libcst.matchers as m
 
 from autosig.rules.base import Invalid, Rule, Violation
 from autosig.rules.context import RuleContext
+from autosig.rules.lazy_matchers import m
 
 MESSAGE = (
     "print() in tf.function `{name}` runs only while it is traced, not on every call; "

@@ -5,13 +5,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 
 import libcst as cst
-import libcst.matchers as m
 from libcst.metadata import ScopeProvider
 
 from autosig.discover import FunctionSite
 from autosig.metadata import iter_tree
 from autosig.rules.base import Invalid, Rule, Violation
 from autosig.rules.context import RuleContext
+from autosig.rules.lazy_matchers import m
 
 MESSAGE = (
     "`{target}` in tf.function `{name}` changes Python state only while tracing, not on "
@@ -20,7 +20,6 @@ MESSAGE = (
 NO_FIX = " ({reason})"
 
 METHODS = {cst.AddAssign: "assign_add", cst.SubtractAssign: "assign_sub"}
-NUMBER = m.Integer() | m.Float() | m.UnaryOperation(m.Minus(), m.Integer() | m.Float())
 
 
 class PythonState(Rule):

@@ -12,10 +12,10 @@ user functions) counts as "may be a tensor".
 from __future__ import annotations
 
 import libcst as cst
-import libcst.matchers as m
 from libcst.metadata import Assignment, ImportAssignment, ScopeProvider
 
 from autosig.rules.context import RuleContext
+from autosig.rules.lazy_matchers import m
 
 LITERALS = (
     cst.Integer,
