@@ -21,7 +21,7 @@ every other dimension statically.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -169,6 +169,7 @@ class ShapeUse:
 
 
 Taint = dict[str, bool]
+ModuleLoader = Callable[[str], "MetadataWrapper | None"]
 """Parameter of the traced function -> whether the value *is* it (same shape: exact)."""
 
 
@@ -178,6 +179,7 @@ def shape_use(
     params: Sequence[str],
     ranks: Mapping[str, int | None] | None = None,
     autograph: bool = True,
+    modules: ModuleLoader | None = None,
 ) -> ShapeUse:
     """Static shape reads of ``params`` in ``function`` and the project code it calls.
 
@@ -185,8 +187,10 @@ def shape_use(
     discovery wrappers of ``check``, ``fix`` and inference all do). ``ranks`` gives a
     parameter's rank when known, so ``x.shape[-1]`` names its dimension. ``autograph``
     is the tf.function's option (a ``for`` loop over a tensor is then a graph loop).
+    ``modules`` parses another module of the project by dotted name (None when it is not
+    in the project), so calls into imported project functions are followed too.
     """
-    tracer = _Tracer(wrapper, dict(ranks or {}), autograph)
+    tracer = _Tracer(wrapper, dict(ranks or {}), autograph, modules)
     result = ShapeUse(reads={p: [] for p in params})
     taint = {p: {p: True} for p in params}
     tracer.scan(function, taint, result, via="", depth=0)
@@ -234,6 +238,10 @@ def _target_names(target: cst.CSTNode) -> Iterator[str]:
         yield from _target_names(target.value)
 
 
+def _is_self(node: cst.BaseExpression) -> bool:
+    return isinstance(node, cst.Name) and node.value == "self"
+
+
 def _is_stub(function: cst.FunctionDef) -> bool:
     """A body of ``...`` alone: the skeleton's stand-in for a def it cut (or a protocol)."""
     body = function.body
@@ -253,18 +261,50 @@ class _Tracer:
     """Walks one function (and, recursively, the project functions it calls)."""
 
     def __init__(
-        self, wrapper: MetadataWrapper, ranks: dict[str, int | None], autograph: bool
+        self,
+        wrapper: MetadataWrapper,
+        ranks: dict[str, int | None],
+        autograph: bool,
+        modules: ModuleLoader | None = None,
+        active: set[Any] | None = None,
+        name: str = "",
     ) -> None:
         self.wrapper = wrapper
         self.ranks = ranks
         self.autograph = autograph
+        self.modules = modules
+        self.name = name
+        """The module's dotted name when it was reached through an import ('' for the first)."""
         self.positions = wrapper.resolve(PositionProvider)
         self.scopes = wrapper.resolve(ScopeProvider)
         self.module = wrapper.module
         self._classes: dict[str, cst.ClassDef] | None = None
         self._functions: dict[str, cst.FunctionDef] | None = None
         self._instances: dict[str, str] | None = None
-        self._active: set[tuple[int, tuple[tuple[str, tuple[tuple[str, bool], ...]], ...]]] = set()
+        self._active: set[Any] = set() if active is None else active
+        self._others: dict[str, _Tracer | None] = {}
+
+    def imported(self, dotted: str) -> tuple[_Tracer, cst.FunctionDef] | None:
+        """The project function ``pkg.mod.f`` names, with a tracer for its module."""
+        if self.modules is None or "." not in dotted:
+            return None
+        module_name, _, function_name = dotted.rpartition(".")
+        if module_name not in self._others:
+            wrapper = self.modules(module_name)
+            self._others[module_name] = (
+                None
+                if wrapper is None
+                else _Tracer(
+                    wrapper, self.ranks, self.autograph, self.modules, self._active, module_name
+                )
+            )
+        tracer = self._others[module_name]
+        if tracer is None:
+            return None
+        function = tracer.module_function(function_name)
+        if function is None or _is_stub(function):
+            return None
+        return tracer, function
 
     # -- metadata --------------------------------------------------------------------------
     def _get(self, provider: type, node: cst.CSTNode, default: Any = None) -> Any:
@@ -394,6 +434,7 @@ class _FunctionWalk:
             for child in node.children:
                 self.parents[child] = node
         self.taint: dict[str, Taint] = {k: dict(v) for k, v in params.items()}
+
         self.assignments: list[tuple[list[str], cst.BaseExpression, bool]] = []
         self.sequences: set[str] = set()
         """Names bound to Python lists/tuples: iterating them reads no tensor's shape."""
@@ -639,7 +680,7 @@ class _FunctionWalk:
             for _, taint in tainted:
                 self._record(taint, ALL, call, "callee")
             return
-        self._follow(call, callee[0], callee[1], args)
+        self._follow(call, *callee, args)
 
     def _random(self, call: cst.Call, builtin: str | None, api: str | None) -> None:
         if builtin is not None:
@@ -660,13 +701,19 @@ class _FunctionWalk:
         if draws:
             self.result.random_draws.append(RandomDraw(self.t.line(call), _code(call), self.via))
 
-    def _resolve(self, call: cst.Call) -> tuple[cst.FunctionDef, bool] | None:
+    def _resolve(self, call: cst.Call) -> tuple[cst.FunctionDef, bool, _Tracer] | None:
         """The project function a call runs, when this module defines it (None: unknown)."""
         func = call.func
         found: tuple[cst.FunctionDef | None, bool] = (None, False)
+        imported = [n for n, source in self.t.names(func) if source is QualifiedNameSource.IMPORT]
+        if imported and not (isinstance(func, cst.Attribute) and _is_self(func.value)):
+            located = self.t.imported(imported[0])
+            if located is not None:
+                return located[1], False, located[0]
+            return None
         if isinstance(func, cst.Name):
             if func.value not in {n for n, _ in self.t.names(func)}:
-                return None  # imported, or a local binding: not a def of this module
+                return None  # a local binding: not a def of this module
             defined = self.t.module_function(func.value)
             method = None if defined is not None else self.t.instance_call(func.value)
             found = (defined, False) if defined is not None else (method, True)
@@ -681,13 +728,14 @@ class _FunctionWalk:
         function, skip_self = found
         if function is None or _is_stub(function):
             return None
-        return function, skip_self
+        return function, skip_self, self.t
 
     def _follow(
         self,
         call: cst.Call,
         function: cst.FunctionDef,
         skip_self: bool,
+        tracer: _Tracer,
         args: list[tuple[cst.Arg, Taint]],
     ) -> None:
         if self.depth >= MAX_DEPTH:
@@ -722,7 +770,10 @@ class _FunctionWalk:
             return
         where = f"{function.name.value}() (called at line {self.t.line(call)})"
         via = f"{self.via} -> {where}" if self.via else where
-        self.t.scan(function, mapped, self.result, via, self.depth + 1)
+        if tracer is not self.t:
+            where = f"{tracer.name}.{where}"
+            via = f"{self.via} -> {where}" if self.via else where
+        tracer.scan(function, mapped, self.result, via, self.depth + 1)
 
     def _unpacking(self, node: cst.Assign) -> None:
         for target in node.targets:

@@ -161,3 +161,26 @@ def test_a_value_sized_from_a_static_shape_counts_for_the_parameter() -> None:
     reads = _reads(source)
     assert ("x", [0], "tf") in reads and ("x", "all", "python") in reads
     assert _reads("@tf.function\ndef f(x):\n    return tf.zeros([len(x.shape)])\n") == []
+
+
+def test_calls_into_other_project_modules_are_followed(tmp_path) -> None:  # noqa: ANN001
+    from autosig.project_modules import ProjectModules
+
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "helpers.py").write_text(
+        "def steps(t):\n    return range(t.shape[1])\n\ndef scale(t):\n    return t * 2.0\n"
+    )
+    source = TF + (
+        "import numpy as np\nfrom pkg.helpers import steps, scale\n@tf.function\ndef f(x):\n"
+        "    for i in steps(x):\n        pass\n    return scale(x) + np.float32(1)\n"
+    )
+    (tmp_path / "pkg" / "train.py").write_text(source)
+    wrapper, sites = discover_text(source, "train.py")
+    modules = ProjectModules.around(tmp_path / "pkg" / "train.py")
+    (read,) = shape_use(wrapper, sites[0].function, ["x"], modules=modules).reads["x"]
+    assert (read.dims, read.kind, read.line) == (frozenset({1}), "python", 2)
+    assert read.via == "pkg.helpers.steps() (called at line 6)"
+    # without the project's modules the helpers are code outside the project
+    unknown = shape_use(wrapper, sites[0].function, ["x"], {"x": 2}).reads["x"]
+    assert {r.kind for r in unknown} == {"callee"}

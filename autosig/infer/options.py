@@ -25,6 +25,8 @@ class InferOptions:
     """(path, qualname, param|None) -> relax policy; e.g. ``Config.relax_for``."""
     force_python: frozenset[tuple[str, str, str]] = frozenset()
     """(path, qualname, param) never tensorized (the verifier's fallback)."""
+    root: Path | None = None
+    """The profile's project root: where the shape-use analysis finds imported modules."""
 
     @classmethod
     def from_config(
@@ -47,7 +49,9 @@ class InferOptions:
             absolute = Path(path) if Path(path).is_absolute() else root / path
             return config.relax_for(absolute, qualname, param, default=default)
 
-        return cls(relax=default, overrides=overrides, force_python=frozenset(force_python))
+        return cls(
+            relax=default, overrides=overrides, force_python=frozenset(force_python), root=root
+        )
 
     def relax_for(self, path: str, qualname: str, param: str | None) -> str:
         policy = self.overrides(path, qualname, param) if self.overrides else self.relax

@@ -20,6 +20,7 @@ from autosig.infer.source import Source
 from autosig.infer.tensorize import decide_python_params
 from autosig.plan import FunctionPlan, ParamPlan, Plan
 from autosig.profile.format import FunctionRecord, Profile
+from autosig.project_modules import ProjectModules
 
 STALE_REASON = "changed since it was profiled (re-run autosig profile)"
 SIGNED_REASON = "already has an input_signature"
@@ -104,7 +105,13 @@ def _plan_function(
         return FunctionPlan(action="none", params=params, reasons=(reason,), **base)
 
     decide_python_params(source, site, results)
-    shapes = decide_shapes(source, site, record, results, {r.info.name: r.relax for r in results})
+    modules = (
+        ProjectModules.around(options.root / record.path, options.root)
+        if options.root is not None and record.path
+        else None
+    )
+    policies = {r.info.name: r.relax for r in results}
+    shapes = decide_shapes(source, site, record, results, policies, modules)
     action, reasons, signed = decide_action(record, site, results, shapes)
     params = tuple(
         ParamPlan(r.info.name, r.spec if r.info.name in signed else None, r.evidence)

@@ -27,6 +27,7 @@ from autosig.infer.source import Source
 from autosig.infer.wording import plural
 from autosig.profile.format import FunctionRecord, Value
 from autosig.shape_use import (
+    ModuleLoader,
     ShapeRead,
     ShapeUse,
     autograph_enabled,
@@ -119,6 +120,7 @@ def decide_shapes(
     record: FunctionRecord,
     results: list[ParamResult],
     policies: dict[str, str],
+    modules: ModuleLoader | None = None,
 ) -> ShapeDecision:
     """Apply the shape policy to every tensor parameter's spec (``results`` are updated).
 
@@ -138,7 +140,7 @@ def decide_shapes(
     assert source.wrapper is not None and site.function is not None
     names = [r.info.name for r in carriers]
     autograph = autograph_enabled(site.site.decorator_args)
-    use = shape_use(source.wrapper, site.function, names, ranks, autograph)
+    use = shape_use(source.wrapper, site.function, names, ranks, autograph, modules)
     decision = ShapeDecision(use=use)
     decision.shape_varies = any(
         len(seen) > 1 for places in shapes.values() for seen in places.values()

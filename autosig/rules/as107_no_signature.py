@@ -221,7 +221,11 @@ def _static_safety(
     if params is None or site.function is None:
         return "unsafe", "the traced function is not in this file, so its shape reads are unknown"
     use = shape_use(
-        ctx.wrapper, site.function, params, autograph=autograph_enabled(site.site.decorator_args)
+        ctx.wrapper,
+        site.function,
+        params,
+        autograph=autograph_enabled(site.site.decorator_args),
+        modules=ctx.project_modules,
     )
     reads = [r for found in use.reads.values() for r in found]
     definite = [r for r in reads if r.definite]

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from functools import cached_property
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import libcst as cst
@@ -19,6 +20,7 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 
 from autosig.discover import FunctionSite, discover_sites, parse_module
 from autosig.metadata import ParentProvider, qualified_names
+from autosig.project_modules import ProjectModules
 from autosig.rules.base import ImportNeeded
 
 if TYPE_CHECKING:
@@ -92,6 +94,13 @@ class RuleContext:
 
     def code(self, node: cst.CSTNode) -> str:
         return self.module.code_for_node(node)
+
+    @cached_property
+    def project_modules(self) -> ProjectModules | None:
+        """The project's other modules, beside and above this file (none for stdin)."""
+        if self.path.startswith("<") or not Path(self.path).is_file():
+            return None
+        return ProjectModules.around(self.path)
 
     # -- traced code -------------------------------------------------------------------
     @cached_property

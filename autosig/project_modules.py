@@ -1,0 +1,64 @@
+"""Other modules of the user's project, parsed (never imported) on demand.
+
+The shape-use analysis follows a traced function into the project functions it calls,
+including ones imported from other modules (``from .layers import pool``). This finds
+such a module's file under the search roots (the traced file's folder and its parents,
+or the profile's project root) and parses it once; modules outside those roots (NumPy,
+Keras, ...) are not the project's and stay unknown.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+
+from libcst.metadata import MetadataWrapper
+
+from autosig.discover import parse_module
+from autosig.errors import AutosigError
+from autosig.files import read_source
+
+MAX_BYTES = 500_000
+"""Larger modules are not parsed for this (libcst's scope analysis costs seconds)."""
+
+PARENTS = 4
+"""How many folders above a traced file may hold the package root."""
+
+
+class ProjectModules:
+    """Dotted module name -> parsed module (None: not in the project or not parseable)."""
+
+    def __init__(self, roots: Iterable[Path]) -> None:
+        self.roots = list(dict.fromkeys(Path(r).resolve() for r in roots))
+        self._cache: dict[str, MetadataWrapper | None] = {}
+
+    @classmethod
+    def around(cls, path: Path | str, root: Path | str | None = None) -> ProjectModules:
+        """Search roots for a file: the profile's root (if any), its folder and parents."""
+        folder = Path(path).resolve().parent
+        roots = ([Path(root)] if root is not None else []) + [folder, *folder.parents][
+            : PARENTS + 1
+        ]
+        return cls(roots)
+
+    def __call__(self, dotted: str) -> MetadataWrapper | None:
+        if dotted not in self._cache:
+            self._cache[dotted] = self._load(dotted)
+        return self._cache[dotted]
+
+    def _load(self, dotted: str) -> MetadataWrapper | None:
+        parts = dotted.lstrip(".").split(".")
+        if not all(part.isidentifier() for part in parts):
+            return None
+        for root in self.roots:
+            for candidate in (
+                root.joinpath(*parts).with_suffix(".py"),
+                root.joinpath(*parts, "__init__.py"),
+            ):
+                if candidate.is_file() and candidate.stat().st_size <= MAX_BYTES:
+                    try:
+                        text = read_source(candidate).text
+                        return MetadataWrapper(parse_module(text, str(candidate)))
+                    except (AutosigError, OSError, UnicodeError):
+                        return None
+        return None
