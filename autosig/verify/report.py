@@ -20,8 +20,12 @@ from autosig.rules.registry import VERIFY_VERDICT_CODES
 from autosig.verify.runner import FunctionVerdict, ModeOutcome, VerifyReport
 from autosig.verify.selection import VerifySelection
 
-FINDING_CODES: dict[str, str] = dict(VERIFY_VERDICT_CODES)
-"""Failing verdict (``ModeOutcome.status``) -> finding code: AS301, AS302."""
+FINDING_CODES: dict[str, str] = {
+    **VERIFY_VERDICT_CODES,
+    "not compared": VERIFY_VERDICT_CODES["could not run"],
+}
+"""Failing verdict (``ModeOutcome.status``) -> finding code: AS301, AS302 (could not
+run or be compared: nothing unverified passes)."""
 
 
 def _seconds(value: float | None) -> str:

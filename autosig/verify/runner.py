@@ -36,16 +36,22 @@ from autosig.verify.compare import (
     inputs_differ,
 )
 from autosig.verify.device import DeviceChoice, select_device
+from autosig.verify.effects import EffectsComparison, compare_effects
 from autosig.verify.runs import Mode, RunResult, run_workload
 
-FAILING = ("not equivalent", "could not run")
+FAILING = ("not equivalent", "could not run", "not compared")
+"""Verdicts that fail verify (exit 1) and keep ``fix --verify`` from writing a change:
+nothing unverified passes."""
 _ORDER = {
     "not equivalent": 0,
     "could not run": 1,
     "not compared": 2,
     "different by design": 3,
     "equivalent": 4,
+    "not applicable": 5,
 }
+"""Severity: a function's verdict is its most severe mode's. "not applicable" (XLA
+cannot compile the function) never hides the graph mode's verdict."""
 
 
 @dataclass(frozen=True)
@@ -80,6 +86,7 @@ class ModeOutcome:
     status: str
     detail: str = ""
     comparison: FunctionComparison | None = None
+    effects: EffectsComparison | None = None
     calls: tuple[int, int | None] = (0, None)
     traces: tuple[int, int | None] = (0, None)
     trace_time_s: tuple[float | None, float | None] = (0.0, None)
@@ -398,7 +405,7 @@ def _outcome_original_failed(mode: Mode, before: RunResult) -> ModeOutcome:
     why = before.error or f"exit code {before.exit_code}: {before.failure_line()}"
     return ModeOutcome(
         mode,
-        "not compared",
+        "not applicable" if mode == "xla" else "not compared",
         f"the original program fails under {mode} too ({why}): not caused by the rewrite",
     )
 
@@ -437,6 +444,8 @@ def _outcome(
         outcome.detail = "the rewritten source of this file was not loaded by the workload"
         return outcome
     crashed = after.exit_code != before.exit_code
+    file = str(candidate.absolute(path).resolve())
+    xla_why = _xla_not_applicable(mode, before, after, file, qualname)
     if new is None:
         outcome.status = "could not run"
         outcome.detail = (
@@ -446,28 +455,81 @@ def _outcome(
             else "never called in the rewritten run"
         )
         return outcome
-    if crashed and _raised_last(new):
-        outcome.status = "could not run"
-        outcome.detail = f"raised in the rewritten program: {after.failure_line()}"
+    old_calls = before.calls_of(file, qualname, key[2])
+    new_calls = after.calls_of(file, qualname, key[2])
+    if old_calls is None or new_calls is None:
+        run = before if old_calls is None else after
+        why = (
+            "the verify bootstrap wrote nothing: did the process exit through os._exit?"
+            if not run.effects.loaded
+            else "its calls were not seen by the verify bootstrap"
+        )
+        outcome.status = "not compared"
+        outcome.detail = f"no call effects recorded in the {run.label} run ({why})"
         return outcome
+    values_by_design = candidate.by_design(path, qualname) or ""
+    if mode == "xla":
+        ops = sorted(
+            before.random_ops_of(file, qualname, key[2])
+            | after.random_ops_of(file, qualname, key[2])
+        )
+        if ops and before.mode != "xla":
+            values_by_design = values_by_design or (
+                f"random op {', '.join(ops)}: XLA draws other numbers than graph mode"
+            )
+        elif ops:
+            values_by_design = values_by_design or (
+                f"random op {', '.join(ops)}: XLA may draw other numbers for another graph"
+            )
+    codes = {str(getattr(a, "code", "")) for a in candidate.fixes_for(path, qualname)}
+    effects = compare_effects(
+        old_calls,
+        new_calls,
+        tol,
+        print_by_design="AS101 turns print into tf.print, which prints on every call"
+        if "AS101" in codes
+        else "",
+        values_by_design=values_by_design,
+        new_variables_by_design="AS103" in codes,
+    )
     old_samples, new_samples, skipped = inputs_differ(
         old.samples, new.samples, before.arrays, after.arrays
     )
-    why = candidate.by_design(path, qualname)
-    if why:
-        comparison = compare_by_design(old_samples, new_samples, before.arrays, after.arrays, why)
+    if values_by_design:
+        comparison = compare_by_design(
+            old_samples, new_samples, before.arrays, after.arrays, values_by_design
+        )
     else:
         comparison = compare_function(old_samples, new_samples, before.arrays, after.arrays, tol)
     outcome.comparison = comparison
-    outcome.status = comparison.status
-    outcome.detail = comparison.summary()
-    if skipped:
-        outcome.detail += f"; {skipped} calls skipped: their inputs differ between the runs"
-        if not comparison.calls_compared:
-            outcome.detail = (
-                f"inputs differ between the two runs in all {skipped} sampled calls "
-                "(is the workload deterministic?)"
-            )
+    outcome.effects = effects
+    if not effects.equal:
+        outcome.status = "not equivalent"
+        outcome.detail = _effects_detail(effects, len(old_calls), len(new_calls))
+        if crashed and effects.kind == "exception" and effects.first_call == len(new_calls) - 1:
+            outcome.status = "could not run"  # it raised, and the program died of it
+    elif comparison.status == "not equivalent":
+        outcome.status = "not equivalent"
+        outcome.detail = comparison.summary()
+    elif effects.by_design or comparison.status == "different by design":
+        outcome.status = "different by design"
+        outcome.detail = (
+            f"all {effects.calls_compared} calls: structure, dtypes, shapes and exceptions "
+            f"equal; values differ by design: {effects.by_design or values_by_design}"
+        )
+    else:
+        outcome.status = "equivalent"
+        outcome.detail = _equal_detail(effects, comparison)
+    if skipped and outcome.status != "not equivalent":
+        outcome.detail += (
+            f"; {skipped} sampled calls got other inputs in the rewritten run "
+            "(their full outputs were not compared; their digests were)"
+        )
+    if xla_why and outcome.status not in FAILING:
+        outcome.status = "not applicable"
+        outcome.detail = f"XLA: not applicable ({xla_why}); without XLA: {outcome.detail}"
+    elif xla_why:
+        outcome.detail += f"; XLA: not applicable ({xla_why})"
     if crashed and new.calls < old.calls and outcome.status not in FAILING:
         outcome.status = "could not run"
         outcome.detail = (
@@ -475,12 +537,54 @@ def _outcome(
             f"(original: {before.exit_code}) after {new.calls} of {old.calls} calls: "
             f"{after.failure_line()}"
         )
-    elif crashed:
+    elif crashed and outcome.status not in FAILING:
+        outcome.status = "could not run"
         outcome.detail += (
             f"; all {new.calls} calls ran, but the rewritten program then failed "
-            f"elsewhere (exit code {after.exit_code})"
+            f"elsewhere (exit code {after.exit_code}, original {before.exit_code}): "
+            f"{after.failure_line()}"
         )
     return outcome
+
+
+def _xla_not_applicable(
+    mode: Mode, before: RunResult, after: RunResult, file: str, qualname: str
+) -> str:
+    """Why XLA cannot compile this function (it then ran without XLA), or ""."""
+    if mode != "xla":
+        return ""
+    original = before.xla_fallback.get((file, qualname)) if before.mode == "xla" else None
+    rewritten = after.xla_fallback.get((file, qualname))
+    if original:
+        return f"the original cannot be compiled either: {original}"
+    if rewritten and before.mode == "xla":
+        return f"{rewritten}; the original compiles: the rewrite added it"
+    if rewritten:
+        return f"{rewritten} (the original was not tried under XLA: --xla-baseline)"
+    return ""
+
+
+def _effects_detail(effects: EffectsComparison, old_n: int, new_n: int) -> str:
+    call = effects.first_call
+    where = f"call {call + 1} of {old_n}" if call is not None else "calls"
+    if effects.kind == "calls":
+        return f"{effects.what}: the rewritten program stopped calling it (or called it more)"
+    return f"first difference at {where} ({effects.kind}): {effects.what}"
+
+
+def _equal_detail(effects: EffectsComparison, comparison: FunctionComparison) -> str:
+    """The "N calls equal" line with the float error measured, only for what was compared."""
+    max_abs = max(effects.max_abs, comparison.max_abs if comparison.calls_compared else 0.0)
+    errors = f"max abs error {max_abs:.3g}"
+    rel = max(effects.max_rel, comparison.max_rel if comparison.calls_compared else 0.0)
+    if effects.rel_defined and rel != float("inf"):
+        errors += f", max rel error {rel:.3g}"
+    else:
+        errors += ", max rel error undefined (reference value 0)"
+    return (
+        f"all {effects.calls_compared} calls equal: outputs, variables, tf.print, "
+        f"exceptions ({errors})"
+    )
 
 
 def _raised_last(record: FunctionRecord) -> bool:

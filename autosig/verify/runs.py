@@ -24,6 +24,7 @@ from typing import Any, Literal
 
 from autosig.errors import AutosigError
 from autosig.profile.format import FunctionRecord, Profile
+from autosig.verify.effects import RunEffects, load_run
 from autosig.verify.timing import median_step
 from autosig.verify.xla import CompileCounts
 
@@ -50,6 +51,8 @@ class RunResult:
     """XLA compiles per function (XLA runs only)."""
     log: Path | None = None
     error: str | None = None
+    effects: RunEffects = field(default_factory=lambda: RunEffects({}, {}, False))
+    """Every call's observable effects (``effects.py``), per function."""
 
     @property
     def label(self) -> str:
@@ -111,6 +114,22 @@ class RunResult:
     @property
     def jit_forced(self) -> set[str]:
         return {n for s in self.statuses for n in s.get("jit_forced", [])}
+
+    @property
+    def xla_fallback(self) -> dict[tuple[str, str], str]:
+        """(absolute file, qualname) -> why XLA could not compile it (run without XLA)."""
+        return {
+            (os.path.realpath(e["file"]), e["qualname"]): e["why"]
+            for s in self.statuses
+            for e in s.get("xla_fallback", [])
+        }
+
+    def calls_of(self, file: str, qualname: str, ordinal: int) -> list[dict[str, Any]] | None:
+        """Effects of every call of one function (None: it was never called here)."""
+        return self.effects.calls.get((os.path.realpath(file), qualname, ordinal))
+
+    def random_ops_of(self, file: str, qualname: str, ordinal: int) -> set[str]:
+        return self.effects.random_ops.get((os.path.realpath(file), qualname, ordinal), set())
 
     @property
     def gpus(self) -> list[str]:
@@ -259,6 +278,7 @@ def run_workload(
     for status in sorted(status_dir.glob("status-*.json")):
         with contextlib.suppress(OSError, ValueError):
             result.statuses.append(json.loads(status.read_text(encoding="utf-8")))
+    result.effects = load_run(status_dir)
     try:
         result.profile = load_profile(out)
         result.arrays = load_samples(out)
