@@ -356,9 +356,19 @@ def note_call(
     CALLS.setdefault(key, []).append(entry)
 
 
+_RANDOM_SEEN: weakref.WeakKeyDictionary[Any, int] = weakref.WeakKeyDictionary()
+
+
 def note_random_ops(key: tuple[str, str, int], fn_self: Any) -> None:
-    """Stateful random ops in the function's graphs (and the functions they call)."""
+    """Stateful random ops in the function's graphs (and the functions they call).
+
+    Looks only when the function traced since it last looked."""
     try:
+        count = fn_self.experimental_get_tracing_count()
+        with contextlib.suppress(TypeError):
+            if _RANDOM_SEEN.get(fn_self) == count:
+                return
+            _RANDOM_SEEN[fn_self] = count
         found = RANDOM_OPS.setdefault(key, set())
         for concrete in list(fn_self._function_cache.values()):
             graph = concrete.graph

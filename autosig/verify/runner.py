@@ -468,18 +468,22 @@ def _outcome(
         outcome.detail = f"no call effects recorded in the {run.label} run ({why})"
         return outcome
     values_by_design = candidate.by_design(path, qualname) or ""
-    if mode == "xla":
-        ops = sorted(
+    ops = ", ".join(
+        sorted(
             before.random_ops_of(file, qualname, key[2])
             | after.random_ops_of(file, qualname, key[2])
         )
-        if ops and before.mode != "xla":
-            values_by_design = values_by_design or (
-                f"random op {', '.join(ops)}: XLA draws other numbers than graph mode"
-            )
-        elif ops:
-            values_by_design = values_by_design or (
-                f"random op {', '.join(ops)}: XLA may draw other numbers for another graph"
+    )
+    if ops and not values_by_design:
+        if mode == "xla" and before.mode != "xla":
+            values_by_design = f"random op {ops}: XLA draws other numbers than graph mode"
+        elif mode == "xla":
+            values_by_design = f"random op {ops}: XLA may draw other numbers in another graph"
+        elif outcome.traces[0] != outcome.traces[1]:
+            values_by_design = (
+                f"random op {ops}: every trace of the original started its own random "
+                f"stream ({outcome.traces[0]} traces), the rewritten one continues one stream "
+                f"({outcome.traces[1]} traces)"
             )
     codes = {str(getattr(a, "code", "")) for a in candidate.fixes_for(path, qualname)}
     effects = compare_effects(

@@ -306,8 +306,8 @@ def patch_function_class(
         effects.leave()
         if compiled:
             note_concrete_functions(target, key)
-            effects.note_random_ops(key, target)
         if key[0] in watch:
+            effects.note_random_ops(key, target)
             times = TIMINGS.setdefault(key, [])
             if len(times) < MAX_TIMINGS:
                 times.append(elapsed)
