@@ -220,6 +220,7 @@ def test_tf_print_under_xla_is_not_applicable_and_the_rest_is_compared(
     quiet = _mode(report, "quiet", "xla")
     assert quiet.status == "equivalent", quiet.detail
     assert quiet.xla_compiles[1] == 3  # one XLA compile per new shape
+    assert quiet.traces[1] == 2 and "bucket or pad" in quiet.advice
     assert report.exit_code == 0
 
 

@@ -43,14 +43,25 @@ def _pair(pair: tuple[Any, Any], fmt: Any = str) -> str:
     return f"{'?' if before is None else fmt(before)} -> {'?' if after is None else fmt(after)}"
 
 
+def _compiles(pair: tuple[Any, Any]) -> str:
+    """XLA compiles before -> after; an unmeasured side says why instead of '?'."""
+    before, after = pair
+    left = "not measured (original not run under XLA; --xla-baseline)" if before is None else before
+    right = "not measured" if after is None else after
+    return f"{left} -> {right}"
+
+
 def mode_line(outcome: ModeOutcome) -> str:
     parts = [f"{outcome.status}" + (f" ({outcome.detail})" if outcome.detail else "")]
     parts.append(f"traces {_pair(outcome.traces)}")
     if outcome.mode == "xla":
-        parts.append(f"XLA compiles {_pair(outcome.xla_compiles)}")
+        parts.append(f"XLA compiles {_compiles(outcome.xla_compiles)}")
     parts.append(f"trace time {_pair(outcome.trace_time_s, _seconds)}")
     parts.append(f"median step {_pair(outcome.median_step_s, _seconds)}")
-    return "; ".join(parts)
+    line = "; ".join(parts)
+    if outcome.advice:
+        line += f"\n         advice: {outcome.advice}"
+    return line
 
 
 def render_text(report: VerifyReport, selection: VerifySelection | None = None) -> str:

@@ -87,6 +87,8 @@ class ModeOutcome:
     detail: str = ""
     comparison: FunctionComparison | None = None
     effects: EffectsComparison | None = None
+    advice: str = ""
+    """What to do about a measured cost (XLA compiling once per new shape)."""
     calls: tuple[int, int | None] = (0, None)
     traces: tuple[int, int | None] = (0, None)
     trace_time_s: tuple[float | None, float | None] = (0.0, None)
@@ -108,6 +110,8 @@ class ModeOutcome:
         }
         if self.mode == "xla":
             data["xla_compiles"] = list(self.xla_compiles)
+        if self.advice:
+            data["advice"] = self.advice
         if comp is not None:
             data["calls_compared"] = comp.calls_compared
             data["max_abs_error"] = comp.max_abs
@@ -382,6 +386,7 @@ def judge(
                 tol = tol.scaled(XLA_TOLERANCE_SCALE)
             outcome = _outcome(mode, before, after, key, record, candidate, tol)
             outcome.detail += fallback_note
+            outcome.advice = _xla_advice(outcome)
             verdict.modes.append(outcome)
         verdicts.append(verdict)
     return verdicts
@@ -549,6 +554,28 @@ def _outcome(
             f"{after.failure_line()}"
         )
     return outcome
+
+
+def _xla_advice(outcome: ModeOutcome) -> str:
+    """XLA compiles once per concrete shape even with one trace: say so when it shows."""
+    if outcome.mode != "xla":
+        return ""
+    compiles = outcome.xla_compiles[1]
+    traces = outcome.traces[1]
+    before, after = outcome.median_step_s
+    if not isinstance(compiles, int) or traces is None or compiles <= max(traces, 1):
+        return ""
+    text = (
+        f"XLA compiled this function {compiles} times for {traces} "
+        f"trace{'s' if traces != 1 else ''}: once per new input shape (None dimensions "
+        "do not help XLA)"
+    )
+    if before is not None and after is not None and after > 1.2 * before:
+        text += f"; the median step went from {before * 1e3:.3g} ms to {after * 1e3:.3g} ms"
+    return text + (
+        ". Remedy: fewer distinct shapes (bucket or pad inputs to a few sizes), "
+        "or leave jit_compile off for this function"
+    )
 
 
 def _xla_not_applicable(

@@ -162,8 +162,9 @@ class RunResult:
 _EXCEPTION_LINE = re.compile(r"^[A-Za-z_][\w.]*(Error|Exception|Exit|Interrupt)\b:?")
 
 
-def _clip(line: str, limit: int = 160) -> str:
-    return line if len(line) <= limit else line[: limit - 3].rstrip() + "..."
+def _clip(line: str) -> str:
+    """The line in full: a cut-off error message hides what went wrong."""
+    return line
 
 
 def _tf_noise(line: str) -> bool:
