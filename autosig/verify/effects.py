@@ -274,6 +274,7 @@ def _variables(fn_self: Any, args: Sequence[Any], kwds: dict[str, Any]) -> list[
                     if id(var) not in seen:
                         seen.add(id(var))
                         found.append(var)
+            found.sort(key=_creation_order)
             with contextlib.suppress(TypeError):
                 _VARS_CACHE[fn_self] = (count, list(found))
     except Exception:  # noqa: BLE001 - a private API that moved: arguments only
@@ -285,6 +286,14 @@ def _variables(fn_self: Any, args: Sequence[Any], kwds: dict[str, Any]) -> list[
                 ids.add(id(leaf))
                 found.append(leaf)
     return found
+
+
+def _creation_order(var: Any) -> int:
+    """Variables in the order they were created (``_unique_id`` ends in TensorFlow's uid
+    counter): the same in both runs, whatever order the traces captured them in."""
+    unique = str(getattr(var, "_unique_id", ""))
+    tail = unique.rsplit("_", 1)[-1]
+    return int(tail) if tail.isdigit() else sys.maxsize
 
 
 def _variable_digests(variables: Iterable[Any]) -> list[list[Any]]:
@@ -482,12 +491,13 @@ class _Tol:
         rounding error grows with the sum of absolute values, not with the sum)."""
         rtol, atol = self.tolerance.for_dtype(dtype)
         err = abs(a - b)
-        self.stats.max_abs = max(self.stats.max_abs, err)
-        if a != 0:
-            self.stats.max_rel = max(self.stats.max_rel, err / abs(a))
+        base = abs(a) if ref is None else ref
+        self.stats.max_abs = max(self.stats.max_abs, err / scale)
+        if base != 0:
+            self.stats.max_rel = max(self.stats.max_rel, err / base)
         elif err > 0:
             self.stats.rel_defined = False
-        return err <= atol * scale + rtol * (abs(a) if ref is None else ref)
+        return err <= atol * scale + rtol * base
 
 
 def _num(x: Any) -> float:
@@ -736,7 +746,7 @@ def _compare_variables(
     notes: list[str],
 ) -> None:
     named_a, named_b = _named(a), _named(b)
-    if list(named_a) != list(named_b):
+    if set(named_a) != set(named_b):
         missing = [n for n in named_a if n not in named_b]
         added = [n for n in named_b if n not in named_a]
         if missing or not new_by_design:
