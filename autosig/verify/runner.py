@@ -112,8 +112,20 @@ class ModeOutcome:
             data["xla_compiles"] = list(self.xla_compiles)
         if self.advice:
             data["advice"] = self.advice
+        eff = self.effects
+        if eff is not None:
+            data["effects"] = {
+                "calls_compared": eff.calls_compared,
+                "equal": eff.equal,
+                "first_difference": None
+                if eff.equal
+                else {"call": eff.first_call, "kind": eff.kind, "what": eff.what},
+                "by_design": eff.by_design,
+            }
         if comp is not None:
-            data["calls_compared"] = comp.calls_compared
+            data["calls_compared"] = (
+                comp.calls_compared if self.effects is None else self.effects.calls_compared
+            )
             data["max_abs_error"] = comp.max_abs
             data["max_rel_error"] = comp.max_rel
             if comp.first_mismatch is not None:
