@@ -134,6 +134,14 @@ not run, --device gpu without a GPU, ...).
     help="Keep every run's profile, samples, status and log in DIR.",
 )
 @click.option(
+    "--reuse/--no-reuse",
+    default=True,
+    show_default=True,
+    help="Reuse the stored run of the original source (in .autosig/verify-runs) when the "
+    "command, the profiled files, the files the command names and the settings are "
+    "unchanged. --no-reuse when the workload's data or other code changed.",
+)
+@click.option(
     "--replay",
     is_flag=True,
     help="No workload: replay the profile's recorded inputs through the original and the "
@@ -170,6 +178,7 @@ def command(
     sample_calls: int,
     show_output: bool,
     keep_dir: Path | None,
+    reuse: bool,
     replay: bool,
     select: tuple[str, ...] | None,
     ignore: tuple[str, ...] | None,
@@ -204,6 +213,7 @@ def command(
         sample_calls=sample_calls,
         show_output=show_output,
         keep_dir=keep_dir,
+        reuse=reuse,
     )
     args = list(cmd)
     if args and args[0] == "--":

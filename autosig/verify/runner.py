@@ -37,7 +37,7 @@ from autosig.verify.compare import (
 )
 from autosig.verify.device import DeviceChoice, select_device
 from autosig.verify.effects import EffectsComparison, compare_effects
-from autosig.verify.runs import Mode, RunResult, run_workload
+from autosig.verify.runs import Mode, RunResult, load_stored, run_workload
 
 FAILING = ("not equivalent", "could not run", "not compared")
 """Verdicts that fail verify (exit 1) and keep ``fix --verify`` from writing a change:
@@ -72,6 +72,9 @@ class VerifySettings:
     """Let the workload print to the terminal instead of a log file."""
     keep_dir: Path | None = None
     """Keep the runs' profiles, samples and logs in this directory."""
+    reuse: bool = True
+    """Reuse a stored run of the original source when nothing it depends on changed
+    (``stored_runs_dir``): the original runs once per source state, not once per verify."""
 
     @property
     def tolerance(self) -> Tolerance:
@@ -261,6 +264,11 @@ def verify_candidate(
         workdir = settings.keep_dir
         workdir.mkdir(parents=True, exist_ok=True)
     runs: dict[str, RunResult] = dict(baseline or {})
+    store = (
+        stored_runs_dir(cmd, candidate, settings, report.device.env)
+        if settings.reuse and settings.keep_dir is None
+        else None
+    )
     try:
         for mode in modes:
             for variant in ("original", "rewritten"):
@@ -270,11 +278,24 @@ def verify_candidate(
                 if variant == "original" and mode == "xla" and not settings.xla_baseline:
                     continue
                 names = _function_names(runs.get("original-graph"), candidate)
+                run_dir = workdir
+                if variant == "original" and store is not None:
+                    stored = load_stored(store / key, variant, mode)
+                    if stored is not None and stored.error is None:
+                        runs[key] = stored
+                        report.notes.append(
+                            f"{stored.label}: reused the run stored in {store} (same "
+                            "sources, command and settings; --no-reuse runs it again)"
+                        )
+                        if key == "original-graph":
+                            _require_usable(stored, candidate)
+                        continue
+                    run_dir = store
                 runs[key] = run_workload(
                     cmd,
                     variant=variant,  # type: ignore[arg-type]
                     mode=mode,
-                    workdir=workdir,
+                    workdir=run_dir,
                     sources=sources,
                     watch_files=watch,
                     jit_files=watch,
@@ -305,6 +326,56 @@ def verify_candidate(
             shutil.rmtree(workdir, ignore_errors=True)
     report.total_s = time.perf_counter() - start
     return report, runs
+
+
+STORE_VERSION = 1
+"""Bump when what a run records changes: stored runs of another version are not reused."""
+_ENV_KEYS = ("PYTHONHASHSEED", "CUDA_VISIBLE_DEVICES", "XLA_FLAGS", "TF_XLA_FLAGS")
+
+
+def stored_runs_dir(
+    cmd: Sequence[str], candidate: Candidate, settings: VerifySettings, device_env: dict
+) -> Path:
+    """Where runs of the original source are stored, named by everything they depend on
+    that autosig can see: the command, the working directory, the text of every profiled
+    file and of every file the command names, the Python, the device and the settings
+    that change what is recorded. Data files and other modules are not seen: --no-reuse.
+    """
+    import hashlib
+    import json
+    import os
+    import sys
+
+    texts: dict[str, str] = dict(sorted(candidate.originals.items()))
+    for arg in cmd:
+        path = Path(arg)
+        if path.suffix == ".py" and path.is_file():
+            texts[f"cmd:{path.resolve()}"] = path.read_text(encoding="utf-8", errors="replace")
+    key = {
+        "version": STORE_VERSION,
+        "cmd": list(cmd),
+        "cwd": os.getcwd(),
+        "python": sys.executable,
+        "texts": texts,
+        "env": {k: os.environ.get(k) for k in _ENV_KEYS},
+        "device": dict(sorted(device_env.items())),
+        "sample_calls": settings.sample_calls,
+        "xla_names": sorted(f.qualname for f in candidate.plan.functions),
+    }
+    digest = hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:20]
+    base = candidate.root / ".autosig" / "verify-runs"
+    _prune(base, keep=4)
+    return base / digest
+
+
+def _prune(base: Path, keep: int) -> None:
+    """Keep the ``keep`` most recently used stored run directories."""
+    try:
+        dirs = sorted((d for d in base.iterdir() if d.is_dir()), key=lambda d: d.stat().st_mtime)
+    except OSError:
+        return
+    for old in dirs[:-keep]:
+        shutil.rmtree(old, ignore_errors=True)
 
 
 def _environ() -> dict[str, str]:

@@ -233,11 +233,8 @@ def run_workload(
     ``sources`` (absolute path -> rewritten text) is served only in the rewritten
     variant; ``jit_files`` are forced to XLA only in the XLA mode.
     """
-    from autosig.profile.format import load_profile
     from autosig.profile.runner import run_recorded
-    from autosig.profile.samples import load_samples
     from autosig.verify.child import ENV_CONFIG
-    from autosig.verify.xla import count_compiles
 
     name = f"{variant}-{mode}"
     base = workdir / name
@@ -276,6 +273,38 @@ def run_workload(
             launch, out, env=child_env, capture_outputs=True, bootstrap=[BOOTSTRAP_MODULE]
         )
     result.wall_s = time.perf_counter() - start
+    (base / RESULT_FILE).write_text(
+        json.dumps({"exit_code": result.exit_code, "wall_s": result.wall_s}), encoding="utf-8"
+    )
+    return collect(result, base)
+
+
+RESULT_FILE = "result.json"
+"""In a run's directory: its exit code and wall time (a stored run is loaded from it)."""
+
+
+def load_stored(base: Path, variant: Variant, mode: Mode) -> RunResult | None:
+    """A run stored earlier in ``base`` (``runs.store``), or None if there is none."""
+    try:
+        meta = json.loads((base / RESULT_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    log = base / "output.log"
+    result = RunResult(variant, mode, log=log if log.exists() else None)
+    result.exit_code = meta.get("exit_code")
+    result.wall_s = float(meta.get("wall_s", 0.0))
+    return collect(result, base)
+
+
+def collect(result: RunResult, base: Path) -> RunResult:
+    """Read back what a finished run left in its directory ``base``."""
+    from autosig.profile.format import load_profile
+    from autosig.profile.samples import load_samples
+    from autosig.verify.xla import count_compiles
+
+    status_dir = base / "status"
+    out = base / "profile.json"
+    dump = base / "xla-dump" if result.mode == "xla" else None
     for status in sorted(status_dir.glob("status-*.json")):
         with contextlib.suppress(OSError, ValueError):
             result.statuses.append(json.loads(status.read_text(encoding="utf-8")))
