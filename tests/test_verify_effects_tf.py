@@ -363,3 +363,42 @@ def test_fix_verify_keeps_the_good_change_of_a_file_whose_other_change_fails(
     assert "written" in messages and "good" in messages
     assert result.report is not None and result.report.exit_code == 0
     assert os.path.exists(out)
+
+
+NESTED = """\
+import tensorflow as tf
+
+
+@tf.function
+def inner(x):
+    return x * 2.0
+
+
+@tf.function
+def outer(x):
+    return inner(x) + 1.0
+"""
+NESTED_DRIVER = """\
+import tensorflow as tf
+
+from model import outer
+
+for n in (2, 3, 4):
+    outer(tf.ones([n]))
+"""
+
+
+def test_function_called_only_inside_another_is_covered_by_its_calls(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rewritten = NESTED.replace(
+        "@tf.function\ndef outer",
+        "@tf.function(input_signature=[tf.TensorSpec([None], tf.float32)])\ndef outer",
+    )
+    report = _verify(tmp_path, monkeypatch, NESTED, rewritten, NESTED_DRIVER)
+    outer = _mode(report, "outer", "graph")
+    assert outer.status == "equivalent" and outer.detail.startswith("all 3 calls equal")
+    inner = _mode(report, "inner", "graph")
+    assert inner.status == "equivalent", inner.detail
+    assert "called only inside outer" in inner.detail
+    assert report.exit_code == 0

@@ -35,7 +35,7 @@ import time
 import traceback
 import weakref
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +48,9 @@ CALLS: dict[tuple[str, str, int], list[dict[str, Any]]] = {}
 """(file, qualname, first line) -> one effects entry per call, in call order."""
 RANDOM_OPS: dict[tuple[str, str, int], set[str]] = {}
 """Stateful random op types found in a watched function's traced graphs."""
+NESTED: dict[tuple[str, str, int], set[tuple[str, str]]] = {}
+"""Watched functions called while another tf.function traced -> the watched function
+that was tracing, (file, qualname), or ("", "") when it was not a watched one."""
 _LOCAL = threading.local()
 _PRINT_DIR: list[Path | None] = [None]
 _PRINT_OFFSETS: dict[str, int] = {}
@@ -349,7 +352,23 @@ def note_call(
     exc: BaseException | None,
     files: set[str],
 ) -> None:
-    """Append this call's effects (never raises into the user's program)."""
+    """Append this call's effects (never raises into the user's program).
+
+    A call made while another tf.function traces (a nested tf.function) runs nothing:
+    it is part of the outer function's graph, whose calls carry its effects. Such calls
+    are not noted (their number depends on how often the outer function traces)."""
+    tf = sys.modules.get("tensorflow")
+    if tf is not None:
+        try:
+            if not tf.executing_eagerly():
+                stack = getattr(_LOCAL, "stack", None) or []
+                outer = stack[-1] if stack else None  # our own key is already popped
+                NESTED.setdefault(key, set()).add(
+                    (outer[0], outer[1]) if outer is not None else ("", "")
+                )
+                return
+        except Exception:  # noqa: BLE001 - half torn down at exit
+            return
     entry: dict[str, Any] = {}
     try:
         if exc is not None:
@@ -403,6 +422,10 @@ def write(status_dir: str | Path) -> None:
             {"file": f, "qualname": q, "line": line, "calls": calls}
             for (f, q, line), calls in CALLS.items()
         ],
+        "nested": [
+            {"file": f, "qualname": q, "line": line, "outers": sorted(map(list, outers))}
+            for (f, q, line), outers in NESTED.items()
+        ],
         "random_ops": [
             {"file": f, "qualname": q, "line": line, "ops": sorted(ops)}
             for (f, q, line), ops in RANDOM_OPS.items()
@@ -423,6 +446,8 @@ class RunEffects:
     calls: dict[tuple[str, str, int], list[dict[str, Any]]]
     random_ops: dict[tuple[str, str, int], set[str]]
     loaded: bool
+    nested: dict[tuple[str, str, int], set[tuple[str, str]]] = field(default_factory=dict)
+    """Functions called while another traced -> (file, qualname) of the one tracing."""
 
 
 def load_run(status_dir: Path) -> RunEffects:
@@ -434,12 +459,15 @@ def load_run(status_dir: Path) -> RunEffects:
     docs.sort(key=lambda d: d.get("started", 0))
     calls: dict[tuple[str, str, int], list[dict[str, Any]]] = {}
     random: dict[tuple[str, str, int], set[str]] = {}
+    nested: dict[tuple[str, str, int], set[tuple[str, str]]] = {}
     for doc in docs:
         for key, entries in _by_ordinal(doc.get("functions", [])).items():
             calls.setdefault(key, []).extend(entries["calls"])
         for key, entries in _by_ordinal(doc.get("random_ops", [])).items():
             random.setdefault(key, set()).update(entries["ops"])
-    return RunEffects(calls, random, bool(docs))
+        for key, entries in _by_ordinal(doc.get("nested", [])).items():
+            nested.setdefault(key, set()).update(tuple(o) for o in entries["outers"])
+    return RunEffects(calls, random, bool(docs), nested)
 
 
 def _by_ordinal(entries: list[dict[str, Any]]) -> dict[tuple[str, str, int], dict[str, Any]]:

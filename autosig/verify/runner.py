@@ -16,6 +16,7 @@ runs are not compared (the workload is not deterministic there) and say so.
 
 from __future__ import annotations
 
+import os
 import shutil
 import tempfile
 import time
@@ -545,6 +546,8 @@ def _outcome(
         return outcome
     old_calls = before.calls_of(file, qualname, key[2])
     new_calls = after.calls_of(file, qualname, key[2])
+    if not old_calls and not new_calls and before.effects.loaded and after.effects.loaded:
+        return _nested_outcome(outcome, before, after, file, qualname, key[2], old.calls)
     if old_calls is None or new_calls is None:
         run = before if old_calls is None else after
         why = (
@@ -636,6 +639,37 @@ def _outcome(
             f"elsewhere (exit code {after.exit_code}, original {before.exit_code}): "
             f"{after.failure_line()}"
         )
+    return outcome
+
+
+def _nested_outcome(
+    outcome: ModeOutcome,
+    before: RunResult,
+    after: RunResult,
+    file: str,
+    qualname: str,
+    ordinal: int,
+    calls: int,
+) -> ModeOutcome:
+    """A function only ever called while another tf.function traced runs as part of
+    that function's graph: its effects are that function's. Covered when every such
+    caller is watched (a function of a changed file, compared call by call itself)."""
+    outers = set()
+    for run in (before, after):
+        outers |= run.effects.nested.get((os.path.realpath(file), qualname, ordinal), set())
+    names = ", ".join(sorted(q for _, q in outers if q)) or "an unwatched function"
+    if outers and all(f and q for f, q in outers):
+        outcome.status = "equivalent"
+        outcome.detail = (
+            f"called only inside {names} while it traced: its effects are compared as part "
+            f"of {'that function' if len(outers) == 1 else 'those functions'}' calls"
+        )
+        return outcome
+    outcome.status = "not compared"
+    outcome.detail = (
+        f"none of its {calls} calls ran on its own: it was called only while {names} "
+        "traced, outside the changed files, so nothing compares its effects"
+    )
     return outcome
 
 
