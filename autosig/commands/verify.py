@@ -139,7 +139,8 @@ not run, --device gpu without a GPU, ...).
     show_default=True,
     help="Reuse the stored run of the original source (in .autosig/verify-runs) when the "
     "command, the profiled files, the files the command names and the settings are "
-    "unchanged. --no-reuse when the workload's data or other code changed.",
+    "unchanged. --no-reuse runs it again (and stores that run): use it when the "
+    "workload's data or other code changed.",
 )
 @click.option(
     "--replay",

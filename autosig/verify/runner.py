@@ -265,9 +265,9 @@ def verify_candidate(
         workdir = settings.keep_dir
         workdir.mkdir(parents=True, exist_ok=True)
     runs: dict[str, RunResult] = dict(baseline or {})
-    store = (
+    store = (  # --no-reuse runs the original again, and stores that run
         stored_runs_dir(cmd, candidate, settings, report.device.env)
-        if settings.reuse and settings.keep_dir is None
+        if settings.keep_dir is None
         else None
     )
     try:
@@ -281,7 +281,7 @@ def verify_candidate(
                 names = _function_names(runs.get("original-graph"), candidate)
                 run_dir = workdir
                 if variant == "original" and store is not None:
-                    stored = load_stored(store / key, variant, mode)
+                    stored = load_stored(store / key, variant, mode) if settings.reuse else None
                     if stored is not None and stored.error is None:
                         runs[key] = stored
                         report.notes.append(
