@@ -402,3 +402,34 @@ def test_function_called_only_inside_another_is_covered_by_its_calls(
     assert inner.status == "equivalent", inner.detail
     assert "called only inside outer" in inner.detail
     assert report.exit_code == 0
+
+
+def test_second_verify_reuses_the_stored_original_run_until_the_source_changes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from autosig.verify.candidate import Candidate
+    from autosig.verify.runner import VerifySettings, verify_candidate
+
+    rewritten = BRANCH.replace("@tf.function\n", "@tf.function(reduce_retracing=True)\n")
+    first = _verify(tmp_path, monkeypatch, BRANCH, rewritten, BRANCH_DRIVER)
+    assert not any("reused" in note for note in first.notes)
+    candidate = Candidate(
+        root=tmp_path.resolve(), originals={"model.py": BRANCH}, texts={"model.py": rewritten}
+    )
+    cmd = [sys.executable, "driver.py"]
+    again, _ = verify_candidate(cmd, candidate, VerifySettings(xla=False, device="cpu"))
+    assert any("original (graph): reused" in note for note in again.notes), again.notes
+    assert [f.status for f in again.functions] == [f.status for f in first.functions]
+    fresh, _ = verify_candidate(
+        cmd, candidate, VerifySettings(xla=False, device="cpu", reuse=False)
+    )
+    assert not any("reused" in note for note in fresh.notes)
+    changed = BRANCH.replace("x * 3.0", "x * 4.0")
+    (tmp_path / "model.py").write_text(changed)
+    edited = Candidate(
+        root=tmp_path.resolve(),
+        originals={"model.py": changed},
+        texts={"model.py": rewritten.replace("x * 3.0", "x * 4.0")},
+    )
+    later, _ = verify_candidate(cmd, edited, VerifySettings(xla=False, device="cpu"))
+    assert not any("reused" in note for note in later.notes)

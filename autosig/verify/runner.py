@@ -8,10 +8,15 @@ Runs (each a subprocess with the recorder capturing inputs and outputs):
    functions of the changed files (the original too, so XLA is compared with XLA:
    same compiler, and the XLA compile counts before -> after are real).
 
-Every function defined in a changed file is then judged per mode: its recorded
-outputs call by call (``compare.py``), its traces, trace time, median step time and,
-under XLA, XLA compiles, before -> after. Calls whose inputs differ between the two
-runs are not compared (the workload is not deterministic there) and say so.
+Every function defined in a changed file is then judged per mode on every call's
+observable effects (``effects.py``: outputs, variables, tf.print, exceptions, the
+number of calls), plus the full recorded outputs of the first sampled calls
+(``compare.py``; calls whose sampled inputs differ between the runs are left to the
+digests), and its traces, trace time, median step time and, under XLA, XLA
+compiles, before -> after. "not compared" fails like "not equivalent": nothing
+unverified passes. Under XLA a function XLA cannot compile runs without XLA and is
+"not applicable"; random ops are "different by design". The original's runs are
+stored in ``.autosig/verify-runs`` and reused while nothing they depend on changed.
 """
 
 from __future__ import annotations
