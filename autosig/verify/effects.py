@@ -336,6 +336,9 @@ def exception_entry(exc: BaseException, files: set[str]) -> dict[str, Any]:
     if first.endswith("in user code:"):
         # TensorFlow's tracing errors: the real message is the last line
         first = lines[-1] if lines else first
+    prefix = f"{type(exc).__name__}: "
+    if first.startswith(prefix):
+        first = first[len(prefix) :]
     return {
         "type": type(exc).__name__,
         "message": first,

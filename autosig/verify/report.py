@@ -38,9 +38,11 @@ def _seconds(value: float | None) -> str:
     return f"{value * 1e6:.0f} us"
 
 
-def _pair(pair: tuple[Any, Any], fmt: Any = str) -> str:
+def _pair(pair: tuple[Any, Any], fmt: Any = str, missing: str = "not measured") -> str:
     before, after = pair
-    return f"{'?' if before is None else fmt(before)} -> {'?' if after is None else fmt(after)}"
+    left = missing if before is None else fmt(before)
+    right = missing if after is None else fmt(after)
+    return f"{left} -> {right}"
 
 
 def _compiles(pair: tuple[Any, Any]) -> str:
@@ -57,7 +59,9 @@ def mode_line(outcome: ModeOutcome) -> str:
     if outcome.mode == "xla":
         parts.append(f"XLA compiles {_compiles(outcome.xla_compiles)}")
     parts.append(f"trace time {_pair(outcome.trace_time_s, _seconds)}")
-    parts.append(f"median step {_pair(outcome.median_step_s, _seconds)}")
+    parts.append(
+        f"median step {_pair(outcome.median_step_s, _seconds, 'not measured (under 2 calls completed)')}"
+    )
     line = "; ".join(parts)
     if outcome.advice:
         line += f"\n         advice: {outcome.advice}"
