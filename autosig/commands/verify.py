@@ -50,9 +50,17 @@ as ignored. The config's select applies only if it names an AS3 code. They
 change the report, not the rewrite under test.
 
 \b
-Exit codes: 0 every rewritten function is equivalent (or different by design, or
-its finding is ignored), 1 any is not equivalent or could not run, 2 an error (bad
-profile, the original workload does not run, --device gpu without a GPU, ...).
+Verdicts: equivalent (every call's effects equal); not equivalent (the first
+differing call and what differed); could not run; not compared (fails: nothing
+unverified passes); different by design (random streams, AS101 prints: structure,
+dtypes, shapes and exceptions still compared); not applicable (XLA cannot compile
+the function: it is still compared without XLA).
+
+\b
+Exit codes: 0 every rewritten function is equivalent, different by design or not
+applicable under XLA (or its finding is ignored), 1 any is not equivalent, could
+not run or was not compared, 2 an error (bad profile, the original workload does
+not run, --device gpu without a GPU, ...).
 """,
 )
 @click.option(
@@ -109,7 +117,8 @@ profile, the original workload does not run, --device gpu without a GPU, ...).
     type=click.IntRange(min=1),
     default=64,
     show_default=True,
-    help="Compare the outputs of the first N calls of every function.",
+    help="Keep the full inputs and outputs of the first N calls of every function (for "
+    "detailed mismatches). Every call is compared anyway, by a digest of its effects.",
 )
 @click.option(
     "--show-output",
@@ -123,6 +132,15 @@ profile, the original workload does not run, --device gpu without a GPU, ...).
     default=None,
     metavar="DIR",
     help="Keep every run's profile, samples, status and log in DIR.",
+)
+@click.option(
+    "--reuse/--no-reuse",
+    default=True,
+    show_default=True,
+    help="Reuse the stored run of the original source (in .autosig/verify-runs) when the "
+    "command, the profiled files, the files the command names and the settings are "
+    "unchanged. --no-reuse runs it again (and stores that run): use it when the "
+    "workload's data or other code changed.",
 )
 @click.option(
     "--replay",
@@ -161,6 +179,7 @@ def command(
     sample_calls: int,
     show_output: bool,
     keep_dir: Path | None,
+    reuse: bool,
     replay: bool,
     select: tuple[str, ...] | None,
     ignore: tuple[str, ...] | None,
@@ -174,12 +193,15 @@ def command(
     The rewrite is computed in memory from the profile and the current source,
     exactly as 'autosig fix --profile' would write it, and served to CMD's Python
     processes by an import hook: nothing is written. Every tf.function of the
-    changed files is compared call by call (outputs: structure and dtypes exact,
-    integers and strings exact, floats within tolerances), in graph mode and with
-    --xla under jit_compile=True, on the GPU when there is one. Reported per
-    function: equivalent / not equivalent (first mismatching call, max errors) /
-    could not run (why), traces, XLA compiles, trace time and median step time
-    before -> after. Without CMD the profile's own recorded command is run.
+    changed files is compared on every call: returned structure and values (Python
+    types, dtypes and shapes exact, integers and strings exact, floats within
+    tolerances), the tf.Variables it reads or writes, its tf.print output, whether it
+    raised (and what), and how many calls completed; in graph mode and with --xla
+    under jit_compile=True per function, on the GPU when there is one. Reported per
+    function: equivalent / not equivalent (first differing call and what) / could
+    not run / not compared (why) / different by design / not applicable (XLA),
+    traces, XLA compiles, trace time and median step time before -> after. Without
+    CMD the profile's own recorded command is run.
     """
     from autosig.verify.runner import VerifySettings
 
@@ -192,6 +214,7 @@ def command(
         sample_calls=sample_calls,
         show_output=show_output,
         keep_dir=keep_dir,
+        reuse=reuse,
     )
     args = list(cmd)
     if args and args[0] == "--":

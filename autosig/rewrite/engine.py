@@ -104,13 +104,15 @@ def fix_text(
     rules: Sequence[Rule],
     unsafe_fixes: bool,
     profile_path_of: str | None = None,
+    untouched: frozenset[str] = frozenset(),
 ) -> FixResult:
     """Fix one file's ``text``; ``path`` names it in findings and errors.
 
     ``rules`` are the selected static rules (their fixes are applied when safe, or when
     unsafe and ``unsafe_fixes``). ``plan`` entries apply when their path equals
     ``profile_path_of`` (the file's path relative to the profile's project root;
-    default ``path``). Raises AutosigError naming ``path`` if the text does not parse,
+    default ``path``). Static fixes inside the functions (qualnames) in ``untouched``
+    are not applied (``fix --verify`` drops a change that did not verify). Raises AutosigError naming ``path`` if the text does not parse,
     or if the fixed text would not parse or would change again on another pass.
 
     Parses only the file's marked skeleton (the defs that cannot hold a site cut out,
@@ -123,7 +125,7 @@ def fix_text(
     cut = marked_skeleton(text)
     if cut is not None:
         try:
-            result = _fix_whole(cut.text, path, entries, rules, unsafe_fixes)
+            result = _fix_whole(cut.text, path, entries, rules, unsafe_fixes, untouched)
         except AutosigError:
             result = None  # a quirk of the cut text: the whole file decides
         restored = cut.restore(result.new_text) if result is not None else None
@@ -131,7 +133,7 @@ def fix_text(
             result.new_text = restored
             result.changed = restored != text
             return result
-    return _fix_whole(text, path, entries, rules, unsafe_fixes)
+    return _fix_whole(text, path, entries, rules, unsafe_fixes, untouched)
 
 
 def _fix_whole(
@@ -140,6 +142,7 @@ def _fix_whole(
     entries: list[FunctionPlan],
     rules: Sequence[Rule],
     unsafe_fixes: bool,
+    untouched: frozenset[str] = frozenset(),
 ) -> FixResult:
     ctx = RuleContext.from_text(text, path)
     if ctx.module.code != text:
@@ -158,7 +161,7 @@ def _fix_whole(
     applied: list[AppliedFix] = []
     current = text
     for passes in range(MAX_PASSES + 1):
-        step = _one_pass(ctx, matched, rules, unsafe_fixes, static_keys)
+        step = _one_pass(ctx, matched, rules, unsafe_fixes, static_keys, untouched)
         if step.new_text == current:
             break
         if passes == MAX_PASSES:
@@ -197,6 +200,7 @@ def _one_pass(
     rules: Sequence[Rule],
     unsafe_fixes: bool,
     static_keys: frozenset[SiteKey] | set[SiteKey] = frozenset(),
+    untouched: frozenset[str] = frozenset(),
 ) -> _Pass:
     candidates: list[Violation] = []
     labels: list[AppliedFix] = []
@@ -250,6 +254,8 @@ def _one_pass(
     for rule, violation in pairs:
         safety = fix_safety_of(rule, violation)
         if not is_fixable(violation) or not _allowed(safety, unsafe_fixes):
+            continue
+        if violation.function in untouched:
             continue
         if any(id(node) in planned_nodes for node in violation.edits):
             continue  # AS107's reduce_retracing on a site the plan decides

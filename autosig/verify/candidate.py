@@ -127,11 +127,14 @@ def build_candidate(
     plan: Plan | None = None,
     drop: Iterable[tuple[str, str]] = (),
     sources: Mapping[str, str] | None = None,
+    untouched: Iterable[tuple[str, str]] = (),
 ) -> Candidate:
     """Plan (unless given) and rewrite every profiled file in memory.
 
     ``drop`` removes functions (path, qualname) from the plan: the verifier's last
     fallback. ``sources`` replaces reading the files (relative path -> text).
+    ``untouched`` (path, qualname): functions left exactly as they are, static fixes
+    included (a change that did not verify never comes back through another rule).
     """
     from autosig.infer import infer_plan
     from autosig.rewrite.engine import fix_text
@@ -148,9 +151,20 @@ def build_candidate(
         plan = Plan([f for f in plan.functions if (f.path, f.qualname) not in dropped])
     rules_for = rules_for or default_rules_for(root)
     candidate = Candidate(root=root, originals=texts, plan=plan, errors=errors)
+    keep = set(untouched)
+    if keep:
+        plan = Plan([f for f in plan.functions if (f.path, f.qualname) not in keep])
+        candidate.plan = plan
     for rel, text in texts.items():
         try:
-            result = fix_text(text, rel, plan=plan, rules=rules_for(rel), unsafe_fixes=unsafe_fixes)
+            result = fix_text(
+                text,
+                rel,
+                plan=plan,
+                rules=rules_for(rel),
+                unsafe_fixes=unsafe_fixes,
+                untouched=frozenset(q for p, q in keep if p == rel),
+            )
         except AutosigError as exc:
             candidate.errors.append(exc)
             continue

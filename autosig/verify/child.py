@@ -29,7 +29,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from autosig.verify import import_hook, xla
+from autosig.verify import effects, import_hook, xla
 
 ENV_CONFIG = "AUTOSIG_VERIFY_CONFIG"
 
@@ -48,6 +48,10 @@ def _status(config: dict[str, Any]) -> dict[str, Any]:
         "argv": list(sys.argv),
         "served": sorted(set(finder.served)) if finder is not None else [],
         "jit_forced": list(xla.FORCED),
+        "xla_fallback": [
+            {"file": f, "qualname": q, "line": line, "why": why}
+            for (f, q, line), why in xla.FALLBACK.items()
+        ],
         "functions_run_eagerly": bool(xla.EAGER_SEEN) or xla.functions_run_eagerly(),
         "tensorflow_loaded": tf is not None,
         "gpus": gpus,
@@ -64,6 +68,7 @@ def _write_status(config: dict[str, Any]) -> None:
         return
     try:
         data = _status(config)
+        effects.write(directory)
         path = Path(directory) / f"status-{os.getpid()}.json"
         path.write_text(json.dumps(data), encoding="utf-8")
     except Exception as exc:  # noqa: BLE001 - never break the user's exit
@@ -95,6 +100,8 @@ def activate() -> None:
         own = Path(dump) / str(os.getpid())
         flags = xla.dump_flags(own, config.get("xla_names") or [])
         os.environ["XLA_FLAGS"] = f"{os.environ.get('XLA_FLAGS', '')} {flags}".strip()
+    if config.get("status_dir"):
+        effects.configure(Path(config["status_dir"]) / "prints")
     seed = config.get("seed")
     if seed is not None:
         _seed_python(int(seed))

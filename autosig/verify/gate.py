@@ -19,17 +19,19 @@ Interface for the fix command (helper E)::
     result.report                           # the last VerifyReport (render with
                                             # autosig.verify.report.render)
 
-How it decides: the rewrite is computed in memory and verified (original vs
-rewritten run of the workload). For each function that is not equivalent or could
-not run, in rounds: (1) if it got a signature and some parameters were Python
-values in the profile, those parameters are kept as Python values and only that
-function is re-planned (``InferOptions.force_python`` with ``infer_function``: it
-usually ends at ``reduce_retracing``); (2) otherwise the function is dropped from
-the plan; (3) if it
-still fails (a static fix inside it, or a failure elsewhere in the file), the whole
-file is withheld. After each change the rewritten side is verified again (the
-original runs are reused). A rewrite that makes the program fail is never returned.
-Graph mode only by default: that is how the program runs as written.
+How it decides, change by change: the rewrite is computed in memory and verified
+(original vs rewritten run of the workload). Each function that is not equivalent,
+could not run or was not compared, in rounds: (1) if it got a signature and some
+parameters were Python values in the profile, those parameters are kept as Python
+values and only that function is re-planned (``InferOptions.force_python`` with
+``infer_function``: it usually ends at ``reduce_retracing``); (2) otherwise every
+change to that function (its plan entry and the static fixes inside it) is withheld:
+the function is left exactly as it was, and no other rule brings a change back to it
+(``untouched``); the other changes of the same file are still written; (3) only a
+function that fails without any change of its own (a failure caused elsewhere) withholds
+its whole file. After each change the rewritten side is verified again (the original
+runs are reused). A rewrite that makes the program fail is never returned. Graph mode
+only by default: that is how the program runs as written.
 """
 
 from __future__ import annotations
@@ -69,18 +71,47 @@ class GateResult:
     texts: dict[str, str] = field(default_factory=dict)
     """Relative path -> verified rewritten text: safe to write."""
     withheld: dict[str, str] = field(default_factory=dict)
-    """Relative path -> why the file is not written."""
+    """Relative path -> why the whole file is not written."""
     fallbacks: list[Fallback] = field(default_factory=list)
+    untouched: dict[tuple[str, str], str] = field(default_factory=dict)
+    """(path, qualname) -> the changes withheld from that function and why."""
     report: VerifyReport | None = None
     candidate: Candidate | None = None
     rounds: int = 0
 
+    def written(self) -> list[str]:
+        """One line per verified change that is written."""
+        report, candidate = self.report, self.candidate
+        if report is None or candidate is None:
+            return []
+        lines = []
+        for verdict in report.functions:
+            if verdict.path in self.withheld or verdict.path not in self.texts:
+                continue
+            if not verdict.changes or verdict.failed:
+                continue
+            lines.append(
+                f"written: {verdict.path}:{verdict.line}: {verdict.qualname} "
+                f"[{', '.join(verdict.changes)}]: {verdict.status}"
+            )
+        return lines
+
     def messages(self) -> list[str]:
-        lines = [
-            f"{f.path}: {f.qualname}: verification failed ({f.reason}); {f.action}"
+        """What was written, then, separately, what was withheld and why."""
+        lines = self.written()
+        lines += [
+            f"fallback: {f.path}: {f.qualname}: verification failed ({f.reason}); {f.action}"
             for f in self.fallbacks
+            if not f.action.startswith("withheld")
         ]
-        lines += [f"{path}: not written: {why}" for path, why in sorted(self.withheld.items())]
+        lines += [
+            f"withheld: {path}: {qualname}: {why}"
+            for (path, qualname), why in sorted(self.untouched.items())
+        ]
+        lines += [
+            f"withheld: {path}: whole file not written: {why}"
+            for path, why in sorted(self.withheld.items())
+        ]
         return lines
 
 
@@ -142,6 +173,7 @@ def gate_fixes(
     current = Plan(list((plan or infer_plan(profile, sources, options)).functions))
     force: set[tuple[str, str, str]] = set(getattr(options, "force_python", frozenset()))
     result = GateResult()
+    untouched: set[tuple[str, str]] = set()
     baseline: dict[str, RunResult] = {}
     with contextlib.chdir(root) if run_in_root else contextlib.nullcontext():
         for round_ in range(1, MAX_ROUNDS + 1):
@@ -152,6 +184,7 @@ def gate_fixes(
                 rules_for=rules_for,
                 plan=current,
                 sources=sources,
+                untouched=untouched,
             )
             for rel in result.withheld:
                 candidate.texts.pop(rel, None)
@@ -164,7 +197,9 @@ def gate_fixes(
             if not failed:
                 break
             for verdict in failed:
-                action = _fall_back(verdict, profile, current, force, options, sources, result)
+                action = _fall_back(
+                    verdict, profile, current, force, options, sources, result, untouched
+                )
                 result.fallbacks.append(
                     Fallback(verdict.path, verdict.qualname, action, _reason(verdict))
                 )
@@ -190,6 +225,7 @@ def _fall_back(
     options: Any,
     sources: Mapping[str, str],
     result: GateResult,
+    untouched: set[tuple[str, str]],
 ) -> str:
     """Change the plan of one failing function (in place); say what was done."""
     from autosig.infer import infer_function
@@ -213,11 +249,19 @@ def _fall_back(
             f"kept {', '.join(params)} as Python value{'s' if len(params) > 1 else ''}: "
             f"now {replanned.action}"
         )
-    if entry is not None and entry.action != "none":
-        plan.functions.remove(entry)
-        return "dropped from the plan (left as it was)"
+    site = (verdict.path, verdict.qualname)
+    if site not in untouched and (
+        verdict.changes or (entry is not None and entry.action != "none")
+    ):
+        untouched.add(site)
+        if entry is not None:
+            plan.functions.remove(entry)
+        changes = ", ".join(verdict.changes) or (entry.action if entry is not None else "")
+        result.untouched[site] = f"[{changes}] not written: {_reason(verdict)}"
+        return f"withheld its changes ({changes}): the function is left as it was"
     result.withheld[verdict.path] = (
-        f"{verdict.qualname} is {verdict.status} even without a planned change"
+        f"{verdict.qualname} is {verdict.status} without any change of its own "
+        f"(caused by another change in the file?): {_reason(verdict)}"
     )
     return "file withheld"
 

@@ -20,8 +20,12 @@ from autosig.rules.registry import VERIFY_VERDICT_CODES
 from autosig.verify.runner import FunctionVerdict, ModeOutcome, VerifyReport
 from autosig.verify.selection import VerifySelection
 
-FINDING_CODES: dict[str, str] = dict(VERIFY_VERDICT_CODES)
-"""Failing verdict (``ModeOutcome.status``) -> finding code: AS301, AS302."""
+FINDING_CODES: dict[str, str] = {
+    **VERIFY_VERDICT_CODES,
+    "not compared": VERIFY_VERDICT_CODES["could not run"],
+}
+"""Failing verdict (``ModeOutcome.status``) -> finding code: AS301, AS302 (could not
+run or be compared: nothing unverified passes)."""
 
 
 def _seconds(value: float | None) -> str:
@@ -34,19 +38,34 @@ def _seconds(value: float | None) -> str:
     return f"{value * 1e6:.0f} us"
 
 
-def _pair(pair: tuple[Any, Any], fmt: Any = str) -> str:
+def _pair(pair: tuple[Any, Any], fmt: Any = str, missing: str = "not measured") -> str:
     before, after = pair
-    return f"{'?' if before is None else fmt(before)} -> {'?' if after is None else fmt(after)}"
+    left = missing if before is None else fmt(before)
+    right = missing if after is None else fmt(after)
+    return f"{left} -> {right}"
+
+
+def _compiles(pair: tuple[Any, Any]) -> str:
+    """XLA compiles before -> after; an unmeasured side says why instead of '?'."""
+    before, after = pair
+    left = "not measured (original not run under XLA; --xla-baseline)" if before is None else before
+    right = "not measured" if after is None else after
+    return f"{left} -> {right}"
 
 
 def mode_line(outcome: ModeOutcome) -> str:
     parts = [f"{outcome.status}" + (f" ({outcome.detail})" if outcome.detail else "")]
     parts.append(f"traces {_pair(outcome.traces)}")
     if outcome.mode == "xla":
-        parts.append(f"XLA compiles {_pair(outcome.xla_compiles)}")
+        parts.append(f"XLA compiles {_compiles(outcome.xla_compiles)}")
     parts.append(f"trace time {_pair(outcome.trace_time_s, _seconds)}")
-    parts.append(f"median step {_pair(outcome.median_step_s, _seconds)}")
-    return "; ".join(parts)
+    parts.append(
+        f"median step {_pair(outcome.median_step_s, _seconds, 'not measured (under 2 calls completed)')}"
+    )
+    line = "; ".join(parts)
+    if outcome.advice:
+        line += f"\n         advice: {outcome.advice}"
+    return line
 
 
 def render_text(report: VerifyReport, selection: VerifySelection | None = None) -> str:

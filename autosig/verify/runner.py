@@ -8,14 +8,20 @@ Runs (each a subprocess with the recorder capturing inputs and outputs):
    functions of the changed files (the original too, so XLA is compared with XLA:
    same compiler, and the XLA compile counts before -> after are real).
 
-Every function defined in a changed file is then judged per mode: its recorded
-outputs call by call (``compare.py``), its traces, trace time, median step time and,
-under XLA, XLA compiles, before -> after. Calls whose inputs differ between the two
-runs are not compared (the workload is not deterministic there) and say so.
+Every function defined in a changed file is then judged per mode on every call's
+observable effects (``effects.py``: outputs, variables, tf.print, exceptions, the
+number of calls), plus the full recorded outputs of the first sampled calls
+(``compare.py``; calls whose sampled inputs differ between the runs are left to the
+digests), and its traces, trace time, median step time and, under XLA, XLA
+compiles, before -> after. "not compared" fails like "not equivalent": nothing
+unverified passes. Under XLA a function XLA cannot compile runs without XLA and is
+"not applicable"; random ops are "different by design". The original's runs are
+stored in ``.autosig/verify-runs`` and reused while nothing they depend on changed.
 """
 
 from __future__ import annotations
 
+import os
 import shutil
 import tempfile
 import time
@@ -36,16 +42,22 @@ from autosig.verify.compare import (
     inputs_differ,
 )
 from autosig.verify.device import DeviceChoice, select_device
-from autosig.verify.runs import Mode, RunResult, run_workload
+from autosig.verify.effects import EffectsComparison, compare_effects
+from autosig.verify.runs import Mode, RunResult, load_stored, run_workload
 
-FAILING = ("not equivalent", "could not run")
+FAILING = ("not equivalent", "could not run", "not compared")
+"""Verdicts that fail verify (exit 1) and keep ``fix --verify`` from writing a change:
+nothing unverified passes."""
 _ORDER = {
     "not equivalent": 0,
     "could not run": 1,
     "not compared": 2,
     "different by design": 3,
     "equivalent": 4,
+    "not applicable": 5,
 }
+"""Severity: a function's verdict is its most severe mode's. "not applicable" (XLA
+cannot compile the function) never hides the graph mode's verdict."""
 
 
 @dataclass(frozen=True)
@@ -66,6 +78,9 @@ class VerifySettings:
     """Let the workload print to the terminal instead of a log file."""
     keep_dir: Path | None = None
     """Keep the runs' profiles, samples and logs in this directory."""
+    reuse: bool = True
+    """Reuse a stored run of the original source when nothing it depends on changed
+    (``stored_runs_dir``): the original runs once per source state, not once per verify."""
 
     @property
     def tolerance(self) -> Tolerance:
@@ -80,6 +95,9 @@ class ModeOutcome:
     status: str
     detail: str = ""
     comparison: FunctionComparison | None = None
+    effects: EffectsComparison | None = None
+    advice: str = ""
+    """What to do about a measured cost (XLA compiling once per new shape)."""
     calls: tuple[int, int | None] = (0, None)
     traces: tuple[int, int | None] = (0, None)
     trace_time_s: tuple[float | None, float | None] = (0.0, None)
@@ -101,8 +119,22 @@ class ModeOutcome:
         }
         if self.mode == "xla":
             data["xla_compiles"] = list(self.xla_compiles)
+        if self.advice:
+            data["advice"] = self.advice
+        eff = self.effects
+        if eff is not None:
+            data["effects"] = {
+                "calls_compared": eff.calls_compared,
+                "equal": eff.equal,
+                "first_difference": None
+                if eff.equal
+                else {"call": eff.first_call, "kind": eff.kind, "what": eff.what},
+                "by_design": eff.by_design,
+            }
         if comp is not None:
-            data["calls_compared"] = comp.calls_compared
+            data["calls_compared"] = (
+                comp.calls_compared if self.effects is None else self.effects.calls_compared
+            )
             data["max_abs_error"] = comp.max_abs
             data["max_rel_error"] = comp.max_rel
             if comp.first_mismatch is not None:
@@ -238,6 +270,11 @@ def verify_candidate(
         workdir = settings.keep_dir
         workdir.mkdir(parents=True, exist_ok=True)
     runs: dict[str, RunResult] = dict(baseline or {})
+    store = (  # --no-reuse runs the original again, and stores that run
+        stored_runs_dir(cmd, candidate, settings, report.device.env)
+        if settings.keep_dir is None
+        else None
+    )
     try:
         for mode in modes:
             for variant in ("original", "rewritten"):
@@ -247,11 +284,24 @@ def verify_candidate(
                 if variant == "original" and mode == "xla" and not settings.xla_baseline:
                     continue
                 names = _function_names(runs.get("original-graph"), candidate)
+                run_dir = workdir
+                if variant == "original" and store is not None:
+                    stored = load_stored(store / key, variant, mode) if settings.reuse else None
+                    if stored is not None and stored.error is None:
+                        runs[key] = stored
+                        report.notes.append(
+                            f"{stored.label}: reused the run stored in {store} (same "
+                            "sources, command and settings; --no-reuse runs it again)"
+                        )
+                        if key == "original-graph":
+                            _require_usable(stored, candidate)
+                        continue
+                    run_dir = store
                 runs[key] = run_workload(
                     cmd,
                     variant=variant,  # type: ignore[arg-type]
                     mode=mode,
-                    workdir=workdir,
+                    workdir=run_dir,
                     sources=sources,
                     watch_files=watch,
                     jit_files=watch,
@@ -282,6 +332,56 @@ def verify_candidate(
             shutil.rmtree(workdir, ignore_errors=True)
     report.total_s = time.perf_counter() - start
     return report, runs
+
+
+STORE_VERSION = 1
+"""Bump when what a run records changes: stored runs of another version are not reused."""
+_ENV_KEYS = ("PYTHONHASHSEED", "CUDA_VISIBLE_DEVICES", "XLA_FLAGS", "TF_XLA_FLAGS")
+
+
+def stored_runs_dir(
+    cmd: Sequence[str], candidate: Candidate, settings: VerifySettings, device_env: dict
+) -> Path:
+    """Where runs of the original source are stored, named by everything they depend on
+    that autosig can see: the command, the working directory, the text of every profiled
+    file and of every file the command names, the Python, the device and the settings
+    that change what is recorded. Data files and other modules are not seen: --no-reuse.
+    """
+    import hashlib
+    import json
+    import os
+    import sys
+
+    texts: dict[str, str] = dict(sorted(candidate.originals.items()))
+    for arg in cmd:
+        path = Path(arg)
+        if path.suffix == ".py" and path.is_file():
+            texts[f"cmd:{path.resolve()}"] = path.read_text(encoding="utf-8", errors="replace")
+    key = {
+        "version": STORE_VERSION,
+        "cmd": list(cmd),
+        "cwd": os.getcwd(),
+        "python": sys.executable,
+        "texts": texts,
+        "env": {k: os.environ.get(k) for k in _ENV_KEYS},
+        "device": dict(sorted(device_env.items())),
+        "sample_calls": settings.sample_calls,
+        "xla_names": sorted(f.qualname for f in candidate.plan.functions),
+    }
+    digest = hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:20]
+    base = candidate.root / ".autosig" / "verify-runs"
+    _prune(base, keep=4)
+    return base / digest
+
+
+def _prune(base: Path, keep: int) -> None:
+    """Keep the ``keep`` most recently used stored run directories."""
+    try:
+        dirs = sorted((d for d in base.iterdir() if d.is_dir()), key=lambda d: d.stat().st_mtime)
+    except OSError:
+        return
+    for old in dirs[:-keep]:
+        shutil.rmtree(old, ignore_errors=True)
 
 
 def _environ() -> dict[str, str]:
@@ -375,6 +475,7 @@ def judge(
                 tol = tol.scaled(XLA_TOLERANCE_SCALE)
             outcome = _outcome(mode, before, after, key, record, candidate, tol)
             outcome.detail += fallback_note
+            outcome.advice = _xla_advice(outcome)
             verdict.modes.append(outcome)
         verdicts.append(verdict)
     return verdicts
@@ -398,7 +499,7 @@ def _outcome_original_failed(mode: Mode, before: RunResult) -> ModeOutcome:
     why = before.error or f"exit code {before.exit_code}: {before.failure_line()}"
     return ModeOutcome(
         mode,
-        "not compared",
+        "not applicable" if mode == "xla" else "not compared",
         f"the original program fails under {mode} too ({why}): not caused by the rewrite",
     )
 
@@ -437,6 +538,8 @@ def _outcome(
         outcome.detail = "the rewritten source of this file was not loaded by the workload"
         return outcome
     crashed = after.exit_code != before.exit_code
+    file = str(candidate.absolute(path).resolve())
+    xla_why = _xla_not_applicable(mode, before, after, file, qualname)
     if new is None:
         outcome.status = "could not run"
         outcome.detail = (
@@ -446,28 +549,87 @@ def _outcome(
             else "never called in the rewritten run"
         )
         return outcome
-    if crashed and _raised_last(new):
-        outcome.status = "could not run"
-        outcome.detail = f"raised in the rewritten program: {after.failure_line()}"
+    old_calls = before.calls_of(file, qualname, key[2])
+    new_calls = after.calls_of(file, qualname, key[2])
+    if not old_calls and not new_calls and before.effects.loaded and after.effects.loaded:
+        return _nested_outcome(outcome, before, after, file, qualname, key[2], old.calls)
+    if old_calls is None or new_calls is None:
+        run = before if old_calls is None else after
+        why = (
+            "the verify bootstrap wrote nothing: did the process exit through os._exit?"
+            if not run.effects.loaded
+            else "its calls were not seen by the verify bootstrap"
+        )
+        outcome.status = "not compared"
+        outcome.detail = f"no call effects recorded in the {run.label} run ({why})"
         return outcome
+    values_by_design = candidate.by_design(path, qualname) or ""
+    ops = ", ".join(
+        sorted(
+            before.random_ops_of(file, qualname, key[2])
+            | after.random_ops_of(file, qualname, key[2])
+        )
+    )
+    if ops and not values_by_design:
+        if mode == "xla" and before.mode != "xla":
+            values_by_design = f"random op {ops}: XLA draws other numbers than graph mode"
+        elif mode == "xla":
+            values_by_design = f"random op {ops}: XLA may draw other numbers in another graph"
+        elif outcome.traces[0] != outcome.traces[1]:
+            values_by_design = (
+                f"random op {ops}: every trace of the original started its own random "
+                f"stream ({outcome.traces[0]} traces), the rewritten one continues one stream "
+                f"({outcome.traces[1]} traces)"
+            )
+    codes = {str(getattr(a, "code", "")) for a in candidate.fixes_for(path, qualname)}
+    effects = compare_effects(
+        old_calls,
+        new_calls,
+        tol,
+        print_by_design="AS101 turns print into tf.print, which prints on every call"
+        if "AS101" in codes
+        else "",
+        values_by_design=values_by_design,
+        new_variables_by_design="AS103" in codes,
+    )
     old_samples, new_samples, skipped = inputs_differ(
         old.samples, new.samples, before.arrays, after.arrays
     )
-    why = candidate.by_design(path, qualname)
-    if why:
-        comparison = compare_by_design(old_samples, new_samples, before.arrays, after.arrays, why)
+    if values_by_design:
+        comparison = compare_by_design(
+            old_samples, new_samples, before.arrays, after.arrays, values_by_design
+        )
     else:
         comparison = compare_function(old_samples, new_samples, before.arrays, after.arrays, tol)
     outcome.comparison = comparison
-    outcome.status = comparison.status
-    outcome.detail = comparison.summary()
-    if skipped:
-        outcome.detail += f"; {skipped} calls skipped: their inputs differ between the runs"
-        if not comparison.calls_compared:
-            outcome.detail = (
-                f"inputs differ between the two runs in all {skipped} sampled calls "
-                "(is the workload deterministic?)"
-            )
+    outcome.effects = effects
+    if not effects.equal:
+        outcome.status = "not equivalent"
+        outcome.detail = _effects_detail(effects, len(old_calls), len(new_calls))
+        if crashed and effects.kind == "exception" and effects.first_call == len(new_calls) - 1:
+            outcome.status = "could not run"  # it raised, and the program died of it
+    elif comparison.status == "not equivalent":
+        outcome.status = "not equivalent"
+        outcome.detail = comparison.summary()
+    elif effects.by_design or comparison.status == "different by design":
+        outcome.status = "different by design"
+        outcome.detail = (
+            f"all {effects.calls_compared} calls: structure, dtypes, shapes and exceptions "
+            f"equal; values differ by design: {effects.by_design or values_by_design}"
+        )
+    else:
+        outcome.status = "equivalent"
+        outcome.detail = _equal_detail(effects, comparison)
+    if skipped and outcome.status != "not equivalent":
+        outcome.detail += (
+            f"; {skipped} sampled calls got other inputs in the rewritten run "
+            "(their full outputs were not compared; their digests were)"
+        )
+    if xla_why and outcome.status not in FAILING:
+        outcome.status = "not applicable"
+        outcome.detail = f"XLA: not applicable ({xla_why}); without XLA: {outcome.detail}"
+    elif xla_why:
+        outcome.detail += f"; XLA: not applicable ({xla_why})"
     if crashed and new.calls < old.calls and outcome.status not in FAILING:
         outcome.status = "could not run"
         outcome.detail = (
@@ -475,12 +637,107 @@ def _outcome(
             f"(original: {before.exit_code}) after {new.calls} of {old.calls} calls: "
             f"{after.failure_line()}"
         )
-    elif crashed:
+    elif crashed and outcome.status not in FAILING:
+        outcome.status = "could not run"
         outcome.detail += (
             f"; all {new.calls} calls ran, but the rewritten program then failed "
-            f"elsewhere (exit code {after.exit_code})"
+            f"elsewhere (exit code {after.exit_code}, original {before.exit_code}): "
+            f"{after.failure_line()}"
         )
     return outcome
+
+
+def _nested_outcome(
+    outcome: ModeOutcome,
+    before: RunResult,
+    after: RunResult,
+    file: str,
+    qualname: str,
+    ordinal: int,
+    calls: int,
+) -> ModeOutcome:
+    """A function only ever called while another tf.function traced runs as part of
+    that function's graph: its effects are that function's. Covered when every such
+    caller is watched (a function of a changed file, compared call by call itself)."""
+    outers = set()
+    for run in (before, after):
+        outers |= run.effects.nested.get((os.path.realpath(file), qualname, ordinal), set())
+    names = ", ".join(sorted(q for _, q in outers if q)) or "an unwatched function"
+    if outers and all(f and q for f, q in outers):
+        outcome.status = "equivalent"
+        outcome.detail = (
+            f"called only inside {names} while it traced: its effects are compared as part "
+            f"of {'that function' if len(outers) == 1 else 'those functions'}' calls"
+        )
+        return outcome
+    outcome.status = "not compared"
+    outcome.detail = (
+        f"none of its {calls} calls ran on its own: it was called only while {names} "
+        "traced, outside the changed files, so nothing compares its effects"
+    )
+    return outcome
+
+
+def _xla_advice(outcome: ModeOutcome) -> str:
+    """XLA compiles once per concrete shape even with one trace: say so when it shows."""
+    if outcome.mode != "xla":
+        return ""
+    compiles = outcome.xla_compiles[1]
+    traces = outcome.traces[1]
+    before, after = outcome.median_step_s
+    if not isinstance(compiles, int) or traces is None or compiles <= max(traces, 1):
+        return ""
+    text = (
+        f"XLA compiled this function {compiles} times for {traces} "
+        f"trace{'s' if traces != 1 else ''}: once per new input shape (None dimensions "
+        "do not help XLA)"
+    )
+    if before is not None and after is not None and after > 1.2 * before:
+        text += f"; the median step went from {before * 1e3:.3g} ms to {after * 1e3:.3g} ms"
+    return text + (
+        ". Remedy: fewer distinct shapes (bucket or pad inputs to a few sizes), "
+        "or leave jit_compile off for this function"
+    )
+
+
+def _xla_not_applicable(
+    mode: Mode, before: RunResult, after: RunResult, file: str, qualname: str
+) -> str:
+    """Why XLA cannot compile this function (it then ran without XLA), or ""."""
+    if mode != "xla":
+        return ""
+    original = before.xla_fallback.get((file, qualname)) if before.mode == "xla" else None
+    rewritten = after.xla_fallback.get((file, qualname))
+    if original:
+        return f"the original cannot be compiled either: {original}"
+    if rewritten and before.mode == "xla":
+        return f"{rewritten}; the original compiles: the rewrite added it"
+    if rewritten:
+        return f"{rewritten} (the original was not tried under XLA: --xla-baseline)"
+    return ""
+
+
+def _effects_detail(effects: EffectsComparison, old_n: int, new_n: int) -> str:
+    call = effects.first_call
+    where = f"call {call + 1} of {old_n}" if call is not None else "calls"
+    if effects.kind == "calls":
+        return f"{effects.what}: the rewritten program stopped calling it (or called it more)"
+    return f"first difference at {where} ({effects.kind}): {effects.what}"
+
+
+def _equal_detail(effects: EffectsComparison, comparison: FunctionComparison) -> str:
+    """The "N calls equal" line with the float error measured, only for what was compared."""
+    max_abs = max(effects.max_abs, comparison.max_abs if comparison.calls_compared else 0.0)
+    errors = f"max abs error {max_abs:.3g}"
+    rel = max(effects.max_rel, comparison.max_rel if comparison.calls_compared else 0.0)
+    if effects.rel_defined and rel != float("inf"):
+        errors += f", max rel error {rel:.3g}"
+    else:
+        errors += ", max rel error undefined (reference value 0)"
+    return (
+        f"all {effects.calls_compared} calls equal: outputs, variables, tf.print, "
+        f"exceptions ({errors})"
+    )
 
 
 def _raised_last(record: FunctionRecord) -> bool:

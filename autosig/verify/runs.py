@@ -24,6 +24,7 @@ from typing import Any, Literal
 
 from autosig.errors import AutosigError
 from autosig.profile.format import FunctionRecord, Profile
+from autosig.verify.effects import RunEffects, load_run
 from autosig.verify.timing import median_step
 from autosig.verify.xla import CompileCounts
 
@@ -50,6 +51,8 @@ class RunResult:
     """XLA compiles per function (XLA runs only)."""
     log: Path | None = None
     error: str | None = None
+    effects: RunEffects = field(default_factory=lambda: RunEffects({}, {}, False))
+    """Every call's observable effects (``effects.py``), per function."""
 
     @property
     def label(self) -> str:
@@ -113,6 +116,22 @@ class RunResult:
         return {n for s in self.statuses for n in s.get("jit_forced", [])}
 
     @property
+    def xla_fallback(self) -> dict[tuple[str, str], str]:
+        """(absolute file, qualname) -> why XLA could not compile it (run without XLA)."""
+        return {
+            (os.path.realpath(e["file"]), e["qualname"]): e["why"]
+            for s in self.statuses
+            for e in s.get("xla_fallback", [])
+        }
+
+    def calls_of(self, file: str, qualname: str, ordinal: int) -> list[dict[str, Any]] | None:
+        """Effects of every call of one function (None: it was never called here)."""
+        return self.effects.calls.get((os.path.realpath(file), qualname, ordinal))
+
+    def random_ops_of(self, file: str, qualname: str, ordinal: int) -> set[str]:
+        return self.effects.random_ops.get((os.path.realpath(file), qualname, ordinal), set())
+
+    @property
     def gpus(self) -> list[str]:
         return sorted({g for s in self.statuses for g in s.get("gpus", [])})
 
@@ -143,8 +162,9 @@ class RunResult:
 _EXCEPTION_LINE = re.compile(r"^[A-Za-z_][\w.]*(Error|Exception|Exit|Interrupt)\b:?")
 
 
-def _clip(line: str, limit: int = 160) -> str:
-    return line if len(line) <= limit else line[: limit - 3].rstrip() + "..."
+def _clip(line: str) -> str:
+    """The line in full: a cut-off error message hides what went wrong."""
+    return line
 
 
 def _tf_noise(line: str) -> bool:
@@ -213,11 +233,8 @@ def run_workload(
     ``sources`` (absolute path -> rewritten text) is served only in the rewritten
     variant; ``jit_files`` are forced to XLA only in the XLA mode.
     """
-    from autosig.profile.format import load_profile
     from autosig.profile.runner import run_recorded
-    from autosig.profile.samples import load_samples
     from autosig.verify.child import ENV_CONFIG
-    from autosig.verify.xla import count_compiles
 
     name = f"{variant}-{mode}"
     base = workdir / name
@@ -256,9 +273,42 @@ def run_workload(
             launch, out, env=child_env, capture_outputs=True, bootstrap=[BOOTSTRAP_MODULE]
         )
     result.wall_s = time.perf_counter() - start
+    (base / RESULT_FILE).write_text(
+        json.dumps({"exit_code": result.exit_code, "wall_s": result.wall_s}), encoding="utf-8"
+    )
+    return collect(result, base)
+
+
+RESULT_FILE = "result.json"
+"""In a run's directory: its exit code and wall time (a stored run is loaded from it)."""
+
+
+def load_stored(base: Path, variant: Variant, mode: Mode) -> RunResult | None:
+    """A run stored earlier in ``base`` (``runs.store``), or None if there is none."""
+    try:
+        meta = json.loads((base / RESULT_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    log = base / "output.log"
+    result = RunResult(variant, mode, log=log if log.exists() else None)
+    result.exit_code = meta.get("exit_code")
+    result.wall_s = float(meta.get("wall_s", 0.0))
+    return collect(result, base)
+
+
+def collect(result: RunResult, base: Path) -> RunResult:
+    """Read back what a finished run left in its directory ``base``."""
+    from autosig.profile.format import load_profile
+    from autosig.profile.samples import load_samples
+    from autosig.verify.xla import count_compiles
+
+    status_dir = base / "status"
+    out = base / "profile.json"
+    dump = base / "xla-dump" if result.mode == "xla" else None
     for status in sorted(status_dir.glob("status-*.json")):
         with contextlib.suppress(OSError, ValueError):
             result.statuses.append(json.loads(status.read_text(encoding="utf-8")))
+    result.effects = load_run(status_dir)
     try:
         result.profile = load_profile(out)
         result.arrays = load_samples(out)

@@ -32,6 +32,7 @@ import json
 import os
 import re
 import sys
+import threading
 import time
 import types
 import weakref
@@ -40,6 +41,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
+
+from autosig.verify import effects
 
 POLY_MODULE = "tensorflow.python.eager.polymorphic_function.polymorphic_function"
 EAGER_RUN_MODULE = "tensorflow.python.eager.polymorphic_function.eager_function_run"
@@ -149,6 +152,71 @@ def note_concrete_functions(fn_self: Any, key: tuple[str, str, int]) -> None:
         print(f"autosig: XLA compile attribution failed: {exc!r}", file=sys.stderr)
 
 
+class _Flag(threading.local):
+    on = False
+
+
+_NO_FORCE = _Flag()
+"""Set while a fallback twin is created: its jit_compile is the program's own."""
+_TWINS: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
+"""Forced-XLA tf.function -> its twin without forced XLA (XLA could not compile it)."""
+FALLBACK: dict[tuple[str, str, int], str] = {}
+"""Functions XLA could not compile -> why (the op XLA has no kernel for, ...)."""
+_PRINT_PATCHED: list[bool] = []
+_XLA_FAILURE = re.compile(
+    r"Detected unsupported operations when trying to compile graph|tf2xla conversion failed|"
+    r"must be a compile-time constant|XLA compilation requires|Compilation failure|"
+    r"not supported by XLA|XLA can't deduce compile time constant"
+)
+_UNSUPPORTED_OP = re.compile(r"on XLA_\w+_JIT: (\w+)")
+
+
+def xla_failure(exc: BaseException) -> str | None:
+    """Why XLA could not compile (from a TensorFlow error), or None for other errors."""
+    if not type(exc).__module__.startswith("tensorflow"):
+        return None
+    text = str(exc)
+    if not _XLA_FAILURE.search(text):
+        return None
+    ops = sorted(set(_UNSUPPORTED_OP.findall(text)))
+    if ops:
+        return f"op {', '.join(ops)} has no XLA kernel"
+    if "compile-time constant" in text or "compile time constant" in text:
+        return "a value XLA needs at compile time (a shape, a size) is only known at run time"
+    first = next((line.strip() for line in text.splitlines() if line.strip()), "")
+    return first
+
+
+def _twin(fn_self: Any) -> Any:
+    """The same tf.function with the program's own jit_compile (created once)."""
+    twin = _TWINS.get(fn_self)
+    if twin is not None:
+        return twin
+    own = getattr(fn_self, "_autosig_own_jit", None)
+    saved = fn_self._jit_compile
+    _NO_FORCE.on = True
+    try:
+        fn_self._jit_compile = own
+        twin = fn_self._clone(None)
+    finally:
+        fn_self._jit_compile = saved
+        _NO_FORCE.on = False
+    with contextlib.suppress(TypeError):
+        _TWINS[fn_self] = twin
+    return twin
+
+
+def _patch_print() -> None:
+    """Attribute traced ``tf.print`` output to its function (``effects.patch_print``)."""
+    _PRINT_PATCHED.append(True)
+    try:
+        from tensorflow.python.ops import gen_logging_ops
+
+        effects.patch_print(gen_logging_ops)
+    except Exception as exc:  # noqa: BLE001 - without it prints are not compared
+        print(f"autosig: tf.print output not captured: {exc!r}", file=sys.stderr)
+
+
 def patch_function_class(
     module: types.ModuleType,
     jit_files: Iterable[str] | None,
@@ -178,7 +246,8 @@ def patch_function_class(
     def __init__(self: Any, python_function: Any, name: Any, *args: Any, **kwargs: Any) -> None:
         if functions_run_eagerly() and not EAGER_SEEN:
             EAGER_SEEN.append(True)
-        if jit and _python_file(python_function) in jit:
+        own = args[2] if len(args) >= 3 else kwargs.get("jit_compile")
+        if jit and not _NO_FORCE.on and _python_file(python_function) in jit:
             if len(args) >= 3:  # input_signature, autograph, jit_compile
                 args = (*args[:2], True, *args[3:])
             else:
@@ -186,6 +255,8 @@ def patch_function_class(
             if str(name) not in FORCED:
                 FORCED.append(str(name))
         original_init(self, python_function, name, *args, **kwargs)
+        with contextlib.suppress(AttributeError, TypeError):
+            self._autosig_own_jit = own
 
     def site_of(fn_self: Any) -> tuple[str, str, int] | None:
         """(file, qualname, first line) of a tracked function, else None (cached per object)."""
@@ -205,21 +276,42 @@ def patch_function_class(
         key = site_of(fn_self) if tracked else None
         if key is None:
             return original_call(fn_self, *args, **kwds)
+        if not _PRINT_PATCHED:
+            _patch_print()
         compiled = key[0] in jit  # XLA runs only: note what XLA will name its modules
+        target = _TWINS.get(fn_self, fn_self) if compiled else fn_self
+        effects.enter(key)
         start = time.perf_counter()
         try:
-            result = original_call(fn_self, *args, **kwds)
-        except BaseException:
+            try:
+                result = original_call(target, *args, **kwds)
+            except Exception as exc:
+                why = xla_failure(exc) if compiled and target is fn_self else None
+                if why is None:
+                    raise
+                # XLA cannot compile this function: nothing ran. Note why and run it
+                # (now and from now on) as the program wrote it, without forced XLA.
+                FALLBACK.setdefault(key, why)
+                target = _twin(fn_self)
+                start = time.perf_counter()
+                result = original_call(target, *args, **kwds)
+        except BaseException as exc:
+            effects.leave()
             if compiled:
-                note_concrete_functions(fn_self, key)
+                note_concrete_functions(target, key)
+            if key[0] in watch:
+                effects.note_call(key, target, args, kwds, None, exc, watch)
             raise
         elapsed = time.perf_counter() - start
+        effects.leave()
         if compiled:
-            note_concrete_functions(fn_self, key)
+            note_concrete_functions(target, key)
         if key[0] in watch:
+            effects.note_random_ops(key, target)
             times = TIMINGS.setdefault(key, [])
             if len(times) < MAX_TIMINGS:
                 times.append(elapsed)
+            effects.note_call(key, target, args, kwds, result, None, watch)
         return result
 
     cls.__call__ = __call__
