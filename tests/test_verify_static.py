@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib
 import inspect
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -237,3 +238,36 @@ def test_timing_target_unwraps_tf_style_method_wrappers() -> None:
     assert _target(tf_wrapper) is Model.step
     assert _target(functools.partial(Model.step, None)) is Model.step
     assert _target(object()) is None
+
+
+def test_verify_honours_a_suppression_on_the_def_line(tmp_path: Path) -> None:
+    """`# autosig: ignore` means the same to verify as to check, fix and explain."""
+    from autosig.profile.format import CallSignature, FunctionRecord, Profile
+    from autosig.verify.candidate import build_candidate
+
+    def sig(rows: int) -> CallSignature:
+        return CallSignature(
+            args={"x": {"kind": "tensor", "shape": [rows, 3], "dtype": "float32"}},
+            passed={"x": "positional"},
+            calls=1,
+            traces=1,
+        )
+
+    record = FunctionRecord(
+        path="m.py",
+        qualname="step",
+        line=4,
+        source_sha256=None,
+        editable=True,
+        calls=2,
+        traces=2,
+        signatures=[sig(2), sig(5)],
+    )
+    profile = Profile(functions=[record], project_root=str(tmp_path))
+    text = "import tensorflow as tf\n\n@tf.function\ndef step(x):{}\n    return x * 2\n"
+    plain = build_candidate(profile, tmp_path, sources={"m.py": text.format("")})
+    assert plain.changed_files() == ["m.py"]
+    ignored = text.format("  # autosig: ignore")
+    quiet = build_candidate(profile, tmp_path, sources={"m.py": ignored})
+    assert quiet.changed_files() == []
+    assert quiet.plan.functions[0].action == "none"

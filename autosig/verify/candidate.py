@@ -138,6 +138,7 @@ def build_candidate(
     """
     from autosig.infer import infer_plan
     from autosig.rewrite.engine import fix_text
+    from autosig.suppress import honour_plan_suppressions
 
     root = root.resolve()
     if sources is None:
@@ -146,6 +147,8 @@ def build_candidate(
         texts, errors = dict(sources), []
     if plan is None:
         plan = infer_plan(profile, texts, infer_options or default_infer_options(root))
+        # `# autosig: ignore` on a def means the same here as in check, fix and explain
+        plan = honour_plan_suppressions(plan, texts)
     dropped = set(drop)
     if dropped:
         plan = Plan([f for f in plan.functions if (f.path, f.qualname) not in dropped])
