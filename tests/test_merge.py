@@ -187,3 +187,11 @@ def test_cli_merge_refuses_changed_code_and_bad_files(tmp_path: Path) -> None:
         assert result.returncode == 2, (other, result.stderr)
         assert result.stderr.count("\n") == 1 and expected in result.stderr, result.stderr
         assert not (tmp_path / "c.json").exists()
+
+
+def test_a_partial_run_keeps_the_merge_partial() -> None:
+    complete = Profile(functions=[], exit_code=0)
+    partial = Profile(functions=[], exit_code=130, partial=True)
+    merged, _ = merge_profiles([complete, partial])
+    assert merged.partial and merged.partial_note() is not None
+    assert not merge_profiles([complete, complete])[0].partial

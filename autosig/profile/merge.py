@@ -133,6 +133,7 @@ def merge_two(a: Profile, b: Profile, where: str = "merge") -> Profile:
         command=list(_first(a.command, b.command)),
         exit_code=_exit_code(a.exit_code, b.exit_code),
         samples_file=_first(a.samples_file, b.samples_file),
+        partial=a.partial or b.partial,  # a partial run keeps the merge partial
     )
 
 
