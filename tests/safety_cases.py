@@ -173,7 +173,89 @@ CASES: dict[str, tuple[str, str, str]] = {
         "for n in (2, 3, 4): m.merge_heads(tf.ones([n, 2, 3]))",
         "out = [m.merge_heads(tf.ones([5, 2, 3])), m.merge_heads(tf.ones([2, 4, 3]))]",
     ),
+    "broadcast_to": (
+        """
+        import tensorflow as tf
+
+        @tf.function
+        def spread(x, b):
+            return x + tf.broadcast_to(b, [x.shape[0], 3])
+        """,
+        "for n in (2, 3, 4): m.spread(tf.ones([n, 3]), tf.range(3.0))",
+        "out = [m.spread(tf.ones([n, 3]), tf.range(3.0)) for n in (6, 1)]",
+    ),
+    "get_shape_in_helper": (
+        """
+        import tensorflow as tf
+
+        def width(t):
+            return t.get_shape()[1]
+
+        @tf.function
+        def normalise(x):
+            return x / float(width(x))
+        """,
+        "for n in (2, 3, 4): m.normalise(tf.ones([n, 4]))",
+        "out = [m.normalise(tf.ones([5, 4])), m.normalise(tf.ones([2, 8]))]",
+    ),
+    "shape_as_dict_key": (
+        """
+        import tensorflow as tf
+
+        SCALES = {}
+
+        @tf.function
+        def scaled(x):
+            key = tuple(x.shape)
+            SCALES.setdefault(key, float(len(SCALES) + 1))
+            return x * SCALES[key]
+        """,
+        "for n in (2, 3, 4): m.scaled(tf.ones([n]))",
+        "out = [m.scaled(tf.ones([n])) for n in (5, 2, 6)]",
+    ),
+    "layer_sized_from_shape": (
+        """
+        import keras
+        import tensorflow as tf
+
+        class Head(tf.Module):
+            def __init__(self):
+                super().__init__()
+                self.dense = None
+
+            @tf.function
+            def __call__(self, x):
+                if self.dense is None:
+                    self.dense = keras.layers.Dense(x.shape[-1], kernel_initializer="ones")
+                return self.dense(x)
+        """,
+        "h = m.Head()\nfor n in (2, 3, 4): h(tf.ones([n, 3]))",
+        "h = m.Head()\nout = [h(tf.ones([5, 3])), h(tf.ones([1, 3]))]",
+    ),
+    "static_fix_tile": (
+        """
+        import tensorflow as tf
+
+        @tf.function
+        def add_row(x, row):
+            return x + tf.tile(row[None, :], [x.shape[0], 1])
+        """,
+        "",
+        "out = [m.add_row(tf.ones([n, 4]), tf.range(4.0)) for n in (3, 9, 2, 5)]",
+    ),
+    "static_fix_dropout": (
+        """
+        import tensorflow as tf
+
+        @tf.function
+        def noisy(x):
+            return tf.nn.dropout(x, 0.5)
+        """,
+        "",
+        "tf.random.set_seed(2)\nout = [m.noisy(tf.ones([n])) for n in (2, 2, 3, 4, 5, 6)]",
+    ),
 }
+"""Cases named ``static_*`` are fixed without a profile (``autosig fix PATH``: AS107)."""
 
 
 def generated_cases(count: int, seed: int = 12) -> dict[str, tuple[str, str, str]]:
@@ -270,9 +352,14 @@ def main() -> None:
             (root / "model.py").write_text(text)
             os.chdir(root)
             profile_path = root / "profile.json"
-            with autosig.record(str(profile_path)):
-                _run(_load(root / "model.py", f"{name}_profiled"), profiled, tf)
-            plan = infer_plan(load_profile(profile_path), {"model.py": text}, InferOptions())
+            if profiled:
+                with autosig.record(str(profile_path)):
+                    _run(_load(root / "model.py", f"{name}_profiled"), profiled, tf)
+            plan = (
+                None
+                if name.startswith("static_")
+                else infer_plan(load_profile(profile_path), {"model.py": text}, InferOptions())
+            )
             rules = select_rules()
             fixed = fix_text(text, "model.py", plan=plan, rules=rules, unsafe_fixes=False)
             (root / "fixed.py").write_text(fixed.new_text)
