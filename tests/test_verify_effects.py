@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from autosig.rewrite.engine import fix_text
 from autosig.rules.registry import select_rules
@@ -115,3 +116,18 @@ def test_untouched_functions_get_no_static_fix() -> None:
     )
     assert one.new_text.count("reduce_retracing=True") == 1
     assert "@tf.function\ndef keep" in one.new_text
+
+
+def test_a_variable_added_by_design_does_not_shift_the_others() -> None:
+    """AS103 turns a Python counter into tf.Variable(0), created before the float32 total
+    of the same default name: the total is still compared with the total."""
+    from autosig.verify.compare import Tolerance
+    from autosig.verify.effects import EffectsComparison, _compare_variables, _Tol
+
+    total = ["Variable:0", {"dtype": "float32", "shape": [3], "values": [1.0, 2.0, 3.0]}]
+    steps = ["Variable:0", {"dtype": "int32", "shape": [], "values": [4]}]
+    notes: list[str] = []
+    tol = _Tol(Tolerance(), EffectsComparison(calls_compared=0))
+    _compare_variables([total], [steps, total], tol, "", True, notes)
+    with pytest.raises(Exception, match="only in the rewritten"):  # not by design: a failure
+        _compare_variables([total], [steps, total], tol, "", False, notes)

@@ -776,7 +776,9 @@ def _compare_variables(
     new_by_design: bool,
     notes: list[str],
 ) -> None:
-    named_a, named_b = _named(a), _named(b)
+    # variables a fix adds on purpose (AS103's counter) shift a name's ordinals: pair
+    # the others by name, dtype and shape instead
+    named_a, named_b = _named(a, new_by_design), _named(b, new_by_design)
     if set(named_a) != set(named_b):
         missing = [n for n in named_a if n not in named_b]
         added = [n for n in named_b if n not in named_a]
@@ -802,10 +804,12 @@ def _compare_variables(
             _note(notes, values_by_design)
 
 
-def _named(entries: list[list[Any]]) -> dict[str, Any]:
+def _named(entries: list[list[Any]], typed: bool = False) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for name, value in entries:
         key = name
+        if typed and isinstance(value, dict) and "dtype" in value:
+            name = key = f"{name} {value['dtype']}{value.get('shape')}"
         ordinal = 1
         while key in out:
             ordinal += 1
