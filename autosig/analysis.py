@@ -24,6 +24,7 @@ from libcst.metadata import (
     QualifiedNameProvider,
     QualifiedNameSource,
 )
+from libcst.metadata.base_provider import LazyValue
 
 from autosig.supertype import INT32_MAX, INT64_MAX, TF_DTYPES
 
@@ -350,6 +351,13 @@ class _Context:
             )
             self.cache[key] = found
         return found
+
+    def qualified(self, node: cst.CSTNode) -> Collection[QualifiedName]:
+        """Qualified names of ``node`` anywhere in the module (code outside the function)."""
+        found: object = self.wrapper.resolve(QualifiedNameProvider).get(node, set())
+        if isinstance(found, LazyValue):
+            found = found()
+        return found if isinstance(found, (set, frozenset)) else set()
 
     def enclosing_classes(self) -> dict[cst.CSTNode, cst.ClassDef]:
         if self.classes is None:
@@ -882,7 +890,10 @@ class _Analysis:
         return None
 
     def _tf_api(self, call: cst.Call) -> str | None:
-        for name in self._qualified(call):
+        names = self._qualified(call) if call in self.collector.callees else set()
+        if call not in self.collector.callees:
+            names = {q.name for q in self.context.qualified(call.func)}
+        for name in names:
             if name.startswith(("tensorflow.", "keras.")):
                 return name
         dotted = _code(call.func, 200)
@@ -987,9 +998,7 @@ class _Analysis:
         if isinstance(node, cst.UnaryOperation) and not isinstance(node.operator, cst.Not):
             return self.is_tensor(node.expression, tensors)
         if isinstance(node, cst.Subscript):
-            return self.is_tensor(node.value, tensors) or self._multi_axis_on_tensor(
-                node, tensors
-            )
+            return self.is_tensor(node.value, tensors) or self._multi_axis_on_tensor(node, tensors)
         return False
 
     def _multi_axis_on_tensor(self, node: cst.Subscript, tensors: set[str]) -> bool:
@@ -1130,7 +1139,8 @@ class _Analysis:
         values = [
             v
             for names, v in self.assignments
-            if name in names and not (isinstance(v, cst.Name) and v.value == name)
+            if name in names
+            and not (isinstance(v, cst.Name) and v.value == name)
             and not any(v is a.value for a in self.aug_assignments.get(name, ()))
         ]
         if not values:
@@ -1163,7 +1173,9 @@ class _Analysis:
             size = self.magnitude(expression)
             if size is None or size <= INT32_MAX:
                 continue
-            shown = ", ".join(f"`{p}` up to {int(self.bounds.get(p, PLAUSIBLE_INT)):,}" for p in sorted(params))
+            shown = ", ".join(
+                f"`{p}` up to {int(self.bounds.get(p, PLAUSIBLE_INT)):,}" for p in sorted(params)
+            )
             if size > INT64_MAX:
                 yield from self._use(
                     params,
@@ -1331,7 +1343,11 @@ class _Analysis:
             index_taint: set[str] = set()
             for element in node.slice:
                 index_taint |= self.taint_of(element)
-            if index_taint and not self.is_tensor(node.value):
+            if (
+                index_taint
+                and not self.is_tensor(node.value)
+                and not self._multi_axis_on_tensor(node, self.tensors)
+            ):
                 yield from self._use(
                     index_taint, node, "indexes or slices a Python sequence or dict"
                 )
@@ -1385,7 +1401,15 @@ class _Analysis:
         elif isinstance(node, (cst.Return, cst.Yield)) and node.value is not None:
             value = node.value
             if isinstance(value, cst.BaseExpression):
-                yield from self._use(self.taint_of(value), node, "returned as a Python value")
+                taint = self.taint_of(value)
+                strings = {p for p in taint if self.param_dtypes.get(p) == "string"}
+                yield from self._use(taint - strings, node, "returned as a Python value")
+                yield from self._use(
+                    strings,
+                    node,
+                    "returned as a Python value: a tf.string spec would make the function "
+                    "return a bytes tensor where it returned a str",
+                )
         elif isinstance(node, (cst.Assign, cst.AugAssign, cst.AnnAssign)):
             targets = (
                 [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
@@ -1480,9 +1504,7 @@ class _Analysis:
                 )
                 continue
             if keyword is None and index == axis_at:
-                yield from self._use(
-                    taint, call, f"tf.{short}() takes its axis as a Python value"
-                )
+                yield from self._use(taint, call, f"tf.{short}() takes its axis as a Python value")
                 continue
             if _int64_neutral(short, keyword, index) or _needs_int64(short, keyword, index):
                 continue
