@@ -630,8 +630,8 @@ def _combine(operator: cst.CSTNode, left: float, right: float) -> float | None:
 def _plain_function(function: cst.FunctionDef) -> bool:
     """No decorator but tf.function: calling it runs its body as written."""
     for decorator in function.decorators:
-        code = _code(decorator.decorator, 200)
-        if not (code.endswith("function") or code.split("(")[0].endswith(".function")):
+        name = _code(decorator.decorator, 200).split("(")[0]
+        if name != "function" and not name.endswith(".function"):
             return False
     return True
 
@@ -714,16 +714,19 @@ def _module_assignments(module: cst.Module, name: str) -> list[cst.BaseExpressio
     return out
 
 
-def _free_names(function: FunctionNode) -> set[str]:
-    """Names ``function`` reads that it does not bind itself (parameters, assignments)."""
-    bound: set[str] = set()
-    params = function.params
-    for param in (
+def _all_params(params: cst.Parameters) -> list[cst.Param]:
+    return [
         *params.posonly_params,
         *params.params,
         *params.kwonly_params,
         *(p for p in (params.star_arg, params.star_kwarg) if isinstance(p, cst.Param)),
-    ):
+    ]
+
+
+def _free_names(function: FunctionNode) -> set[str]:
+    """Names ``function`` reads that it does not bind itself (parameters, assignments)."""
+    bound: set[str] = set()
+    for param in _all_params(function.params):
         bound.add(param.name.value)
     read: set[str] = set()
     skip: set[int] = set()
@@ -787,8 +790,9 @@ class _Analysis:
         self._collect_assignments(function)
         self.taint: dict[str, set[str]] = {p: {p} for p in params}
         self.tensors: set[str] = set(tensor_params) - params
-        self._followed: dict[cst.Call, _Analysis | None] = {}
+        self._magnitudes: dict[str, float | None] = {}
         self._propagate()
+        self._magnitudes.clear()  # values met while the data flow was still growing
 
     def report(self) -> dict[str, list[PythonUse]]:
         result: dict[str, list[PythonUse]] = {p: [] for p in self.params}
@@ -1129,6 +1133,14 @@ class _Analysis:
         return float(PLAUSIBLE_INT)
 
     def _name_magnitude(self, name: str, seen: frozenset[str]) -> float | None:
+        if not seen and name in self._magnitudes:
+            return self._magnitudes[name]
+        found = self._name_magnitude_uncached(name, seen)
+        if not seen:
+            self._magnitudes[name] = found
+        return found
+
+    def _name_magnitude_uncached(self, name: str, seen: frozenset[str]) -> float | None:
         if name in self.params:
             if not self.param_dtypes.get(name, "int").startswith("int"):
                 return None
@@ -1329,6 +1341,9 @@ class _Analysis:
         taint: set[str] = set()
         for name in _free_names(nested):
             taint |= self.taint.get(name, set())
+        for param in _all_params(nested.params):
+            if param.default is not None:  # evaluated once, as a Python value
+                taint |= self.taint_of(param.default)
         kind = "a lambda" if isinstance(nested, cst.Lambda) else f"nested `{nested.name.value}`"
         yield from self._use(
             taint,

@@ -434,3 +434,19 @@ def test_returned_string_stays_python_with_a_reason() -> None:
     (use,) = found["n"]
     assert "returned as a Python value" in use.why
     assert "str" in use.why and "tensor" in use.why
+
+
+def test_lambda_default_captures_the_value() -> None:
+    found = whys("return tf.map_fn(lambda t, k=n: t * k, x)")
+    assert any("captured by a lambda" in w for w in found), found
+
+
+def test_helper_with_another_decorator_is_not_followed() -> None:
+    prelude = "def my_function(f):\n    return f\n@my_function\ndef pick(features, k):\n    return features[..., k]\n"
+    found = whys("return pick(x, n)", prelude=prelude)
+    assert any("which may need a Python value" in w for w in found), found
+
+
+def test_tf_function_helper_is_followed() -> None:
+    prelude = "@tf.function\ndef pick(features, k):\n    return features[..., k]\n"
+    assert whys("return pick(x, n)", prelude=prelude) == []
