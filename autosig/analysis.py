@@ -3,11 +3,21 @@
 A Python number in an ``input_signature`` arrives as a scalar tensor. That is what we
 want for learning rates and step counters, and wrong where Python needs the value
 itself: ``range(n)``, ``[x] * n``, slicing a Python list, a dict key, an f-string, an
-``if`` that decides what the function returns, a call into code we cannot see. This
-module finds those uses with libcst (no import of the user's code), following the value
-through local assignments (``m = n + 1; range(m)``). It is deliberately conservative:
-a use it cannot prove tensor-safe is reported, and the caller then keeps Python
-semantics (``reduce_retracing``) instead of tensorizing.
+``if`` that decides what the function returns, a configuration argument (``axis=``,
+``seed=``, ``name=``, ``tf.constant(n)``), a lambda or nested function that captures it,
+a trace-log ``print``. It is also wrong where the tensor computes something else: Python
+ints are unbounded, an int32 tensor wraps around (``step * 1000003``), so arithmetic that
+may leave int32 range asks for int64 (or a Python value beyond int64), and an int64
+tensor is allowed only where it gives what the int32 conversion of a small Python int
+gave (a cast, a shape, a stateless seed, an int64 partner).
+
+This module finds those uses with libcst (no import of the user's code), following the
+value through local assignments (``m = n + 1; range(m)``) and into functions of the same
+module and ``self.`` methods of the same class (``pick(features, k)`` that only indexes a
+tensor is fine; one that calls ``range(k)`` is not). TensorFlow and Keras calls known to
+take tensors (``tape.gradient``, Keras losses and metrics) are fine. It is deliberately
+conservative: a use it cannot prove tensor-safe is reported, and the caller then keeps
+Python semantics (``reduce_retracing``) instead of tensorizing.
 """
 
 from __future__ import annotations
@@ -261,7 +271,9 @@ class PythonUse:
     """The offending expression, shortened."""
     why: str
     priority: int = 0
-    """0: Python needs the value itself; 1: only a dtype mismatch (fixable with tf.cast)."""
+    """Order of explanation: 0 Python needs the value itself; 1 a tensor would compute
+    something else (a dtype mismatch fixable with tf.cast, arithmetic beyond int64);
+    2 only an int32 overflow (int64 would do)."""
 
     def describe(self) -> str:
         return f"{self.why}: `{self.code}` (line {self.line})"
@@ -1170,8 +1182,8 @@ class _Analysis:
             total = _combine(_AUG_TO_BINARY.get(type(aug.operator), cst.Add)(), total, other)
         return total
 
-    def overflow_uses(self) -> Iterator[PythonUse]:
-        """Python int arithmetic on a parameter that may leave int32 (or int64) range."""
+    def _overflows(self) -> Iterator[tuple[cst.CSTNode, set[str], float, str]]:
+        """(node, int parameters in it, bound of its value, wording) where it may pass int32."""
         for node in self._walk(self.function):
             if isinstance(node, cst.BinaryOperation):
                 expression: cst.CSTNode = node
@@ -1188,23 +1200,33 @@ class _Analysis:
             shown = ", ".join(
                 f"`{p}` up to {int(self.bounds.get(p, PLAUSIBLE_INT)):,}" for p in sorted(params)
             )
+            yield node, params, size, shown
+
+    def overflow_uses(self) -> Iterator[PythonUse]:
+        """Python int arithmetic on a parameter that may leave int32 (or int64) range.
+
+        Listed after the structural uses (priority 1 and 2): ``range(n)`` explains more
+        than the ``2**level`` beside it.
+        """
+        for node, params, size, shown in self._overflows():
             if size > INT64_MAX:
                 yield from self._use(
                     params,
                     node,
                     f"Python int arithmetic that may exceed int64 (with {shown}): Python "
                     "ints are unbounded, a tensor would wrap around",
+                    priority=1,
                 )
-            else:
-                for param in params:
-                    if self.param_dtypes.get(param) == "int32":
-                        yield from self._use(
-                            {param},
-                            node,
-                            f"Python int arithmetic that may exceed int32 (with {shown}): an "
-                            "int32 tensor would wrap around (int64 would not)",
-                            priority=1,
-                        )
+                continue
+            for param in params:
+                if self.param_dtypes.get(param) == "int32":
+                    yield from self._use(
+                        {param},
+                        node,
+                        f"Python int arithmetic that may exceed int32 (with {shown}): an "
+                        "int32 tensor would wrap around (int64 would not)",
+                        priority=2,
+                    )
 
     # -- following calls into project code ---------------------------------------------
     def _callee(self, call: cst.Call) -> tuple[cst.FunctionDef, bool] | None:
@@ -1532,9 +1554,9 @@ class _Analysis:
 
     def required_dtypes(self) -> dict[str, str]:
         out: dict[str, str] = {}
-        for use in self.overflow_uses():
-            if use.priority == 1:
-                out[use.param] = "int64"
+        for _, params, size, _ in self._overflows():
+            if size <= INT64_MAX:
+                out.update(dict.fromkeys(params, "int64"))
         for node in self._walk(self.function):
             if not isinstance(node, cst.Call):
                 continue
