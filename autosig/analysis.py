@@ -274,6 +274,8 @@ class PythonUse:
     """Order of explanation: 0 Python needs the value itself; 1 a tensor would compute
     something else (a dtype mismatch fixable with tf.cast, arithmetic beyond int64);
     2 only an int32 overflow (int64 would do)."""
+    direct: bool = field(default=True, compare=False)
+    """The parameter itself appears in ``code`` (not only a value derived from it)."""
 
     def describe(self) -> str:
         return f"{self.why}: `{self.code}` (line {self.line})"
@@ -816,7 +818,9 @@ class _Analysis:
                 result[use.param].append(use)
         for found in result.values():
             # Most specific first: ``[x] * n`` before the ``return`` that contains it.
-            found.sort(key=lambda u: (u.priority, u.line, len(u.code)))
+            # A use of the parameter itself before one of a value derived from it:
+            # ``range(levels)`` explains ``ksize=2**level`` on the line above.
+            found.sort(key=lambda u: (u.priority, not u.direct, u.line, len(u.code)))
         return result
 
     def returns_tensor(self) -> bool:
@@ -1345,8 +1349,12 @@ class _Analysis:
         self, params: set[str], node: cst.CSTNode, why: str, priority: int = 0
     ) -> Iterator[PythonUse]:
         line = self.collector.lines.get(node, 0)
-        for param in sorted(params & self.params):
-            yield PythonUse(param, line, _code(node), why, priority)
+        wanted = params & self.params
+        if not wanted:
+            return
+        named = {n.value for n in _walk_all(node) if isinstance(n, cst.Name)}
+        for param in sorted(wanted):
+            yield PythonUse(param, line, _code(node), why, priority, direct=param in named)
 
     def uses(self) -> Iterator[PythonUse]:
         if isinstance(self.function, cst.Lambda):
