@@ -186,6 +186,8 @@ TAPE_METHODS = frozenset({"gradient", "jacobian", "batch_jacobian", "watch"})
 KERAS_LOSS_PREFIXES = ("keras.losses.", "tensorflow.keras.losses.", "keras.src.losses.")
 KERAS_METRIC_PREFIXES = ("keras.metrics.", "tensorflow.keras.metrics.", "keras.src.metrics.")
 METRIC_METHODS = frozenset({"update_state"})
+TENSOR_ARGUMENTS: tuple[int | str, ...] = (0, 1, 2, "y_true", "y_pred", "sample_weight", "values")
+"""Arguments of loss/metric calls and ``tape.gradient`` that are tensors (or nests)."""
 """TensorFlow and Keras objects whose calls take tensors (checked against TF 2.21 and
 Keras 3 in tests/test_analysis_tf.py): ``tf.GradientTape`` methods, Keras loss functions
 and loss objects (y_true, y_pred, sample_weight), metric ``update_state``/calls. Their
@@ -1511,6 +1513,7 @@ class _Analysis:
             return
         known = self.tensor_call(call)
         if known is not None:
+            yield from self._keras_argument_uses(call, known, TENSOR_ARGUMENTS)
             yield from self._use(
                 self._widened(taint), call, f"an int64 tensor where {known}() had an int32"
             )
@@ -1523,6 +1526,20 @@ class _Analysis:
             taint, call, f"passed to `{_code(func, 40)}(...)`, which may need a Python value"
         )
 
+    def _keras_argument_uses(
+        self, call: cst.Call, what: str, allowed: tuple[int | str, ...]
+    ) -> Iterator[PythonUse]:
+        """Arguments of a tensor-taking Keras call outside its tensor ones (``k=``, ``delta=``)."""
+        for index, arg in enumerate(call.args):
+            where: int | str = arg.keyword.value if arg.keyword is not None else index
+            if where not in allowed:
+                yield from self._use(
+                    self.taint_of(arg.value),
+                    call,
+                    f"passed to {what}() as `{where}`, an argument autosig does not know "
+                    "to take a tensor",
+                )
+
     def _widened(self, taint: set[str]) -> set[str]:
         """Parameters planned int64 whose Python values would have converted to int32."""
         return {
@@ -1534,6 +1551,8 @@ class _Analysis:
     def _tf_argument_uses(self, call: cst.Call, api: str) -> Iterator[PythonUse]:
         """Configuration arguments (axis, seed, name, dtype) and int64-sensitive ones."""
         short = api.removeprefix("tensorflow.")
+        if _keras_tensor_function(api):
+            yield from self._keras_argument_uses(call, short, (0, 1, "y_true", "y_pred"))
         stateless = short.startswith(STATELESS_SEED)
         axis_at = AXIS_POSITION.get(short)
         for index, arg in enumerate(call.args):

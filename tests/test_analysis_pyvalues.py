@@ -382,6 +382,16 @@ TF_TABLE_INVALID = {
         "return keras.losses.Huber(delta=w)(x, x)",
         "takes a Python value",
     ),
+    "keras metric function config": (
+        "",
+        "return keras.metrics.top_k_categorical_accuracy(x, x, k=w)",
+        "an argument autosig does not know",
+    ),
+    "loss object positional beyond sample_weight": (
+        "criterion = keras.losses.MeanSquaredError()\n",
+        "return criterion(x, x, None, w)",
+        "an argument autosig does not know",
+    ),
     "unknown object call": ("", "return model(x) * w + helper(w)", "which may need a Python"),
     "user criterion returning Python": (
         "def criterion(y, p):\n    return float(p)\n",

@@ -156,6 +156,7 @@ KEEP_PYTHON = {
     "stateful seed": "return tf.random.uniform([3], seed=n) * 0.0 + x",
     "axis": "return tf.reduce_sum(tf.reshape(x, [1, 3]), axis=n % 2)",
     "lambda capture": "return tf.map_fn(lambda t: t * tf.cast(n, tf.float32), x)",
+    "nested function": "def scale(t):\n    return t * tf.cast(n, tf.float32)\nreturn scale(x)",
     "trace-log print": "print('tracing f with', n)\nreturn x * tf.cast(n, tf.float32)",
 }
 
@@ -284,3 +285,32 @@ def test_name_argument_string_stays_python(tmp_path: Path) -> None:
     plan = plan_for(src, [{"x": X, "tag": t} for t in ("a", "b")])
     assert plan.action != "signature"
     assert any("name=...) takes a Python value" in r for r in plan.reasons), plan.reasons
+
+
+KERAS_TABLE = {
+    "loss function": ("", "return w * keras.losses.mse(y, x)"),
+    "loss object with sample_weight": (
+        "mse = keras.losses.MeanSquaredError()\n",
+        "return mse(y, x, sample_weight=w)",
+    ),
+    "metric update_state": (
+        "metric = keras.metrics.Mean()\n",
+        "metric.reset_state()\nmetric.update_state(x, sample_weight=w)\nreturn metric.result()",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", KERAS_TABLE)
+def test_keras_table_entries_take_a_tensor_weight(tmp_path: Path, name: str) -> None:
+    """Each entry of analysis' tensor-taking table, Python float vs float32 tensor."""
+    prelude, body = KERAS_TABLE[name]
+    src = src_of(body, "x, y, w", prelude)
+    xs = np.linspace(0, 1, 6, dtype=np.float32).reshape(2, 3)
+    ys = np.ones([2, 3], np.float32)
+    plan = _compare(
+        tmp_path,
+        src,
+        [{"x": xs, "y": ys, "w": w} for w in (0.5, 1.0)],
+        [{"x": xs, "y": ys, "w": w} for w in (0.25, 7.0)],
+    )
+    assert {p.name: p.spec for p in plan.params}["w"] == TensorSpecNode((), "float32")
