@@ -524,6 +524,13 @@ def _needs_int64(api: str, keyword: str | None, index: int) -> bool:
     return False
 
 
+def _wider(dtype: str, than: str) -> bool:
+    """TensorFlow would need a cast to combine ``than`` with ``dtype``, the wider one."""
+    if than.startswith("int") and dtype.startswith("float"):
+        return True
+    return than == "int32" and dtype == "int64"
+
+
 def _int64_neutral(api: str, keyword: str | None, index: int) -> bool:
     """Whether an int64 tensor at this argument gives what an int32 one would."""
     if api.startswith(STATELESS_SEED) and (keyword in ("seed", "shape") or index in (0, 1)):
@@ -1625,6 +1632,22 @@ class _Analysis:
                             f"meets a float: as a {planned} tensor this fails",
                             priority=1,
                         )
+                    else:
+                        # Another parameter planned wider: this one stays Python (a
+                        # Python int converts to the other's dtype; two tensors fail).
+                        wider = sorted(
+                            q
+                            for q in self.taint_of(other) & set(self.param_dtypes)
+                            if _wider(self.param_dtypes[q], planned)
+                        )
+                        for q in wider[:1]:
+                            yield from self._use(
+                                {param},
+                                node,
+                                f"meets `{q}` (planned {self.param_dtypes[q]}): as a "
+                                f"{planned} tensor it would need tf.cast",
+                                priority=1,
+                            )
 
     def _binary_uses(self, node: cst.BinaryOperation) -> Iterator[PythonUse]:
         left, right = node.left, node.right

@@ -460,3 +460,18 @@ def test_helper_with_another_decorator_is_not_followed() -> None:
 def test_tf_function_helper_is_followed() -> None:
     prelude = "@tf.function\ndef pick(features, k):\n    return features[..., k]\n"
     assert whys("return pick(x, n)", prelude=prelude) == []
+
+
+def test_int_parameter_meeting_a_float_parameter_stays_python() -> None:
+    src = HEADER + "def f(x, n, lr):\n    return x * (n * lr)\n"
+    dtypes = {"x": "float32", "n": "int32", "lr": "float32"}
+    found = python_only_uses_in_text(src, "f", ["n", "lr"], ["x"], dtypes)
+    assert any("meets `lr` (planned float32)" in u.why for u in found["n"]), found
+    assert found["lr"] == []
+
+
+def test_int32_parameter_meeting_a_widened_one_stays_python() -> None:
+    src = HEADER + "def f(x, n, m):\n    return tf.cast(n * 1000003 + m * 2, tf.float32)\n"
+    dtypes = {"x": "float32", "n": "int64", "m": "int32"}
+    found = python_only_uses_in_text(src, "f", ["n", "m"], ["x"], dtypes)
+    assert any("meets `n` (planned int64)" in u.why for u in found["m"]), found
