@@ -23,8 +23,9 @@ Python semantics (``reduce_retracing``) instead of tensorizing.
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import libcst as cst
 from libcst.metadata import (
@@ -300,6 +301,9 @@ class _Collector(cst.CSTVisitor):
         return True
 
 
+ModuleResolver = Callable[[str], "MetadataWrapper | None"]
+"""Dotted module name -> that project module parsed (None when it is not project code)."""
+
 MAX_FOLLOW_DEPTH = 4
 """How deep calls into project functions are followed before assuming the worst."""
 
@@ -313,6 +317,25 @@ class _Context:
     cache: dict[tuple[object, ...], _Analysis] = field(default_factory=dict)
     collectors: dict[FunctionNode, _Collector] = field(default_factory=dict)
     classes: dict[cst.CSTNode, cst.ClassDef] | None = None
+    modules: ModuleResolver | None = None
+    """Parses another project module by dotted name (None: same-module calls only)."""
+    others: dict[str, MetadataWrapper | None] = field(default_factory=dict)
+
+    def for_module(self, name: str) -> _Context | None:
+        """A context over project module ``name`` (same stack and cache), if it resolves."""
+        if self.modules is None:
+            return None
+        if name not in self.others:
+            try:
+                self.others[name] = self.modules(name)
+            except Exception:  # an unreadable or unparsable module: not followed
+                self.others[name] = None
+        wrapper = self.others[name]
+        if wrapper is None:
+            return None
+        return _Context(
+            wrapper, self.stack, self.cache, self.collectors, None, self.modules, self.others
+        )
 
     def collector(self, function: FunctionNode) -> _Collector:
         found = self.collectors.get(function)
@@ -353,8 +376,15 @@ class _Context:
         )
         found = self.cache.get(key)
         if found is None:
-            inner = _Context(self.wrapper, (*self.stack, function), self.cache, self.collectors)
-            inner.classes = self.enclosing_classes()
+            inner = _Context(
+                self.wrapper,
+                (*self.stack, function),
+                self.cache,
+                self.collectors,
+                self.enclosing_classes(),
+                self.modules,
+                self.others,
+            )
             found = _Analysis(
                 function,
                 set(params),
@@ -390,6 +420,33 @@ def _walk_all(root: cst.CSTNode) -> Iterator[cst.CSTNode]:
         stack.extend(reversed(node.children))
 
 
+def project_modules(roots: Collection[Path], max_bytes: int = 2_000_000) -> ModuleResolver:
+    """A resolver of dotted module names to the project's own files under ``roots``.
+
+    ``a.b`` is ``<root>/a/b.py`` or ``<root>/a/b/__init__.py``; a name with no such file
+    (an installed library, the standard library) is not project code and gives None, as
+    does a file larger than ``max_bytes``. Files are read as they are now, which is the
+    code the rewritten function will call.
+    """
+    from autosig.discover import parse_module
+
+    def resolve(name: str) -> MetadataWrapper | None:
+        parts = name.split(".")
+        if not all(part.isidentifier() for part in parts):
+            return None
+        for root in roots:
+            for candidate in (
+                root.joinpath(*parts).with_suffix(".py"),
+                root.joinpath(*parts, "__init__.py"),
+            ):
+                if candidate.is_file() and candidate.stat().st_size <= max_bytes:
+                    text = candidate.read_text(encoding="utf-8")
+                    return MetadataWrapper(parse_module(text), unsafe_skip_copy=True)
+        return None
+
+    return resolve
+
+
 def plausible_bound(observed: int | None) -> float:
     """The magnitude up to which a Python int parameter is checked for overflow."""
     return float(max(PLAUSIBLE_INT, 2 * abs(observed or 0)))
@@ -403,6 +460,7 @@ def python_only_uses(
     dtypes: Mapping[str, str] | None = None,
     observed: Mapping[str, int] | None = None,
     converted: Mapping[str, str] | None = None,
+    modules: ModuleResolver | None = None,
 ) -> dict[str, list[PythonUse]]:
     """For each of ``params``, the uses in ``function`` where it must stay a Python value.
 
@@ -416,9 +474,11 @@ def python_only_uses(
     profile saw (overflow is checked at ``plausible_bound`` of it); ``converted`` maps
     parameters to the dtype their Python values convert to on their own (int32 for
     small ints): a parameter planned wider than that (int64) must not reach an op whose
-    result dtype follows it. A parameter with an empty list can be tensorized.
+    result dtype follows it. ``modules`` parses other project modules by dotted name:
+    with it, calls into functions imported from them are followed too. A parameter with
+    an empty list can be tensorized.
     """
-    context = _Context(wrapper)
+    context = _Context(wrapper, modules=modules)
     bounds = {p: plausible_bound((observed or {}).get(p)) for p in params}
     analysis = context.analysis(
         function, params, tensor_params, dict(dtypes or {}), bounds, dict(converted or {})
@@ -433,6 +493,7 @@ def required_dtypes(
     observed: Mapping[str, int] | None = None,
     dtypes: Mapping[str, str] | None = None,
     tensor_params: Collection[str] = (),
+    modules: ModuleResolver | None = None,
 ) -> dict[str, str]:
     """Parameters that flow into a TensorFlow argument needing one integer dtype.
 
@@ -442,7 +503,7 @@ def required_dtypes(
     int32 range (``step * 1000003``; checked at ``plausible_bound`` of the largest value
     seen, ``observed``) needs int64 too: an int32 tensor would silently wrap around.
     """
-    context = _Context(wrapper)
+    context = _Context(wrapper, modules=modules)
     bounds = {p: plausible_bound((observed or {}).get(p)) for p in params}
     planned = dict.fromkeys(params, "int32")
     planned.update(dtypes or {})
@@ -1242,22 +1303,27 @@ class _Analysis:
                     )
 
     # -- following calls into project code ---------------------------------------------
-    def _callee(self, call: cst.Call) -> tuple[cst.FunctionDef, bool] | None:
-        """The project function ``call`` runs (same module or a ``self.`` method), if known."""
+    def _callee(self, call: cst.Call) -> tuple[cst.FunctionDef, bool, _Context] | None:
+        """The project function ``call`` runs, whether it is a method, and its module.
+
+        Functions of this module, ``self.`` methods of the same class (not overridden
+        by a subclass in the module) and, with a module resolver, functions imported
+        from other project modules.
+        """
         func = call.func
         module = self.context.wrapper.module
+        names = {q for q in self.collector.callees.get(call, set())}
         if isinstance(func, cst.Name):
-            names = [
-                q.name
-                for q in self.collector.callees.get(call, set())
-                if q.source is QualifiedNameSource.LOCAL
-            ]
-            if len(names) != 1:
+            local = [q.name for q in names if q.source is QualifiedNameSource.LOCAL]
+            if len(local) == 1 and len(names) == 1:
+                found = find_function(module, local[0])
+                if (
+                    isinstance(found, cst.FunctionDef)
+                    and self.context.enclosing_class(found) is None
+                    and _plain_function(found)
+                ):
+                    return found, False, self.context
                 return None
-            found = find_function(module, names[0])
-            if isinstance(found, cst.FunctionDef) and self.context.enclosing_class(found) is None:
-                return (found, False) if _plain_function(found) else None
-            return None
         if (
             isinstance(func, cst.Attribute)
             and isinstance(func.value, cst.Name)
@@ -1272,7 +1338,24 @@ class _Analysis:
                     isinstance(statement, cst.FunctionDef)
                     and statement.name.value == func.attr.value
                 ):
-                    return (statement, True) if _plain_function(statement) else None
+                    if _plain_function(statement):
+                        return statement, True, self.context
+                    return None
+            return None
+        imported = [q.name for q in names if q.source is QualifiedNameSource.IMPORT]
+        if len(imported) != 1 or len(names) != 1 or "." not in imported[0]:
+            return None
+        module_name, _, function_name = imported[0].rpartition(".")
+        other = self.context.for_module(module_name)
+        if other is None:
+            return None
+        found = find_function(other.wrapper.module, function_name)
+        if (
+            isinstance(found, cst.FunctionDef)
+            and other.enclosing_class(found) is None
+            and _plain_function(found)
+        ):
+            return found, False, other
         return None
 
     def _follow(
@@ -1282,7 +1365,7 @@ class _Analysis:
         target = self._callee(call)
         if target is None:
             return None
-        callee, method = target
+        callee, method, context = target
         if (
             callee is self.function
             or callee in self.context.stack
@@ -1317,7 +1400,7 @@ class _Analysis:
             size = self.magnitude(expr)
             if size is not None:
                 bounds[name] = size
-        analysis = self.context.analysis(callee, params, tensor_params, dtypes, bounds, converted)
+        analysis = context.analysis(callee, params, tensor_params, dtypes, bounds, converted)
         return analysis, binding
 
     def follow(self, call: cst.Call, tensors: set[str] | None = None) -> _Analysis | None:

@@ -7,6 +7,7 @@ needs int64). Real-TensorFlow comparisons are in tests/test_analysis_tf.py.
 from __future__ import annotations
 
 import textwrap
+from pathlib import Path
 
 import pytest
 from libcst.metadata import MetadataWrapper
@@ -475,3 +476,52 @@ def test_int32_parameter_meeting_a_widened_one_stays_python() -> None:
     dtypes = {"x": "float32", "n": "int64", "m": "int32"}
     found = python_only_uses_in_text(src, "f", ["n", "m"], ["x"], dtypes)
     assert any("meets `n` (planned int64)" in u.why for u in found["m"]), found
+
+
+def _other_module_whys(tmp_path: Path, helpers: str, body: str, resolver: bool = True) -> list[str]:
+    from autosig.analysis import project_modules
+
+    package = tmp_path / "proj"
+    package.mkdir(exist_ok=True)
+    (package / "__init__.py").write_text("")
+    (package / "helpers.py").write_text(HEADER + textwrap.dedent(helpers))
+    src = (
+        HEADER
+        + "from proj.helpers import pick\nfrom proj import helpers\n"
+        + ("\n@tf.function\ndef f(x, n):\n" + textwrap.indent(textwrap.dedent(body), "    "))
+    )
+    wrapper = MetadataWrapper(parse_module(src), unsafe_skip_copy=True)
+    function = find_function(wrapper.module, "f")
+    assert function is not None
+    modules = project_modules([tmp_path]) if resolver else None
+    found = python_only_uses(
+        wrapper, function, ["n"], ["x"], {"x": "float32", "n": "int32"}, modules=modules
+    )
+    return [u.why for u in found["n"]]
+
+
+PICK = "def pick(features, k):\n    return features[..., k]\n"
+REPEAT = "def pick(features, k):\n    return [features] * k\n"
+
+
+def test_functions_of_other_project_modules_are_followed(tmp_path: Path) -> None:
+    assert _other_module_whys(tmp_path, PICK, "return pick(x, n)") == []
+    assert _other_module_whys(tmp_path, PICK, "return helpers.pick(x, n)") == []
+
+
+def test_other_module_helper_needing_a_python_value_blocks(tmp_path: Path) -> None:
+    found = _other_module_whys(tmp_path, REPEAT, "return tf.stack(pick(x, n))")
+    assert any("repeats a Python list" in w for w in found), found
+
+
+def test_without_a_resolver_other_modules_are_not_followed(tmp_path: Path) -> None:
+    found = _other_module_whys(tmp_path, PICK, "return pick(x, n)", resolver=False)
+    assert any("which may need a Python value" in w for w in found), found
+
+
+def test_library_modules_are_not_followed(tmp_path: Path) -> None:
+    from autosig.analysis import project_modules
+
+    resolve = project_modules([tmp_path])
+    assert resolve("numpy") is None
+    assert resolve("not a module") is None

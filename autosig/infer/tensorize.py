@@ -9,15 +9,24 @@ range (``step * 1000003``: an int32 tensor would wrap around, a Python int does 
 
 from __future__ import annotations
 
-from autosig.analysis import python_only_uses, required_dtypes
+from autosig.analysis import ModuleResolver, python_only_uses, required_dtypes
 from autosig.discover import FunctionSite
 from autosig.infer.params import ParamResult
 from autosig.infer.source import Source
 from autosig.specs import TensorSpecNode
 
 
-def decide_python_params(source: Source, site: FunctionSite, results: list[ParamResult]) -> None:
-    """Tensorize Python scalars the code uses only where a tensor can go."""
+def decide_python_params(
+    source: Source,
+    site: FunctionSite,
+    results: list[ParamResult],
+    modules: ModuleResolver | None = None,
+) -> None:
+    """Tensorize Python scalars the code uses only where a tensor can go.
+
+    ``modules`` (``autosig.analysis.project_modules``) lets the analysis follow calls
+    into other project modules; without it only same-module functions are followed.
+    """
     candidates = [r for r in results if r.blocker is None and r.leaf.python is not None]
     if not candidates:
         return
@@ -37,7 +46,9 @@ def decide_python_params(source: Source, site: FunctionSite, results: list[Param
         ints = [v for v in r.leaf.python.values if isinstance(v, int) and not isinstance(v, bool)]
         if ints:
             observed[r.info.name] = max(abs(v) for v in ints)
-    required = required_dtypes(source.wrapper, function, names, observed, dtypes, tensor_params)
+    required = required_dtypes(
+        source.wrapper, function, names, observed, dtypes, tensor_params, modules
+    )
     for r in candidates:
         assert r.leaf.python is not None
         needed = required.get(r.info.name)
@@ -45,7 +56,7 @@ def decide_python_params(source: Source, site: FunctionSite, results: list[Param
             r.leaf.python.dtype = needed
             dtypes[r.info.name] = needed
     uses = python_only_uses(
-        source.wrapper, function, names, tensor_params, dtypes, observed, converted
+        source.wrapper, function, names, tensor_params, dtypes, observed, converted, modules
     )
     for r in candidates:
         assert r.leaf.python is not None
