@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Collection, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import libcst as cst
@@ -304,6 +304,9 @@ class _Collector(cst.CSTVisitor):
 ModuleResolver = Callable[[str], "MetadataWrapper | None"]
 """Dotted module name -> that project module parsed (None when it is not project code)."""
 
+MAX_NAME_CHAIN = 60
+"""Assignments followed back from one name before the overflow bound gives up."""
+
 MAX_FOLLOW_DEPTH = 4
 """How deep calls into project functions are followed before assuming the worst."""
 
@@ -320,6 +323,9 @@ class _Context:
     modules: ModuleResolver | None = None
     """Parses another project module by dotted name (None: same-module calls only)."""
     others: dict[str, MetadataWrapper | None] = field(default_factory=dict)
+    other_classes: dict[str, dict[cst.CSTNode, cst.ClassDef]] = field(default_factory=dict)
+    memo: dict[tuple[str, int], object] = field(default_factory=dict)
+    """Per-module and per-class tables (overrides, attribute values, module constants)."""
 
     def for_module(self, name: str) -> _Context | None:
         """A context over project module ``name`` (same stack and cache), if it resolves."""
@@ -333,9 +339,77 @@ class _Context:
         wrapper = self.others[name]
         if wrapper is None:
             return None
-        return _Context(
-            wrapper, self.stack, self.cache, self.collectors, None, self.modules, self.others
+        context = replace(self, wrapper=wrapper, classes=self.other_classes.get(name))
+        self.other_classes[name] = context.enclosing_classes()
+        return context
+
+    def overridden(self, owner: cst.ClassDef, method: str) -> bool:
+        """A class of this module deriving from ``owner`` defines ``method`` again."""
+        key = ("overrides", id(self.wrapper.module))
+        table = self.memo.get(key)
+        if table is None:
+            table = {}
+            for node in _walk_all(self.wrapper.module):
+                if isinstance(node, cst.ClassDef):
+                    methods = {
+                        s.name.value for s in node.body.body if isinstance(s, cst.FunctionDef)
+                    }
+                    for base in node.bases:
+                        name = _code(base.value, 200).rsplit(".", 1)[-1]
+                        table.setdefault(name, []).append((node, methods))
+            self.memo[key] = table
+        assert isinstance(table, dict)
+        return any(
+            sub is not owner and method in methods
+            for sub, methods in table.get(owner.name.value, [])
         )
+
+    def init_values(self, owner: cst.ClassDef) -> dict[str, list[cst.BaseExpression]]:
+        """``self.<attr>`` -> values assigned to it in the methods of ``owner``."""
+        key = ("attributes", id(owner))
+        table = self.memo.get(key)
+        if table is None:
+            table = {}
+            for statement in owner.body.body:
+                if not isinstance(statement, cst.FunctionDef):
+                    continue
+                for node in _walk_all(statement):
+                    targets: list[cst.BaseExpression] = []
+                    value: cst.BaseExpression | None = None
+                    if isinstance(node, cst.Assign):
+                        targets, value = [t.target for t in node.targets], node.value
+                    elif isinstance(node, (cst.AugAssign, cst.AnnAssign)):
+                        targets, value = [node.target], node.value or cst.Name("None")
+                    for t in targets:
+                        if isinstance(t, cst.Attribute) and value is not None:
+                            table.setdefault(t.attr.value, []).append(value)
+            self.memo[key] = table
+        assert isinstance(table, dict)
+        return table
+
+    def module_values(self, name: str) -> list[cst.BaseExpression]:
+        """Values assigned to ``name`` at the top level of the module."""
+        key = ("module", id(self.wrapper.module))
+        table = self.memo.get(key)
+        if table is None:
+            table = {}
+            for statement in self.wrapper.module.body:
+                if not isinstance(statement, cst.SimpleStatementLine):
+                    continue
+                for small in statement.body:
+                    if isinstance(small, cst.Assign):
+                        for target in small.targets:
+                            for bound in _target_names(target.target):
+                                table.setdefault(bound, []).append(small.value)
+                    elif isinstance(small, (cst.AnnAssign, cst.AugAssign)) and isinstance(
+                        small.target, cst.Name
+                    ):
+                        table.setdefault(small.target.value, []).append(
+                            small.value or cst.Name("None")
+                        )
+            self.memo[key] = table
+        assert isinstance(table, dict)
+        return table.get(name, [])
 
     def collector(self, function: FunctionNode) -> _Collector:
         found = self.collectors.get(function)
@@ -376,15 +450,7 @@ class _Context:
         )
         found = self.cache.get(key)
         if found is None:
-            inner = _Context(
-                self.wrapper,
-                (*self.stack, function),
-                self.cache,
-                self.collectors,
-                self.enclosing_classes(),
-                self.modules,
-                self.others,
-            )
+            inner = replace(self, stack=(*self.stack, function), classes=self.enclosing_classes())
             found = _Analysis(
                 function,
                 set(params),
@@ -430,7 +496,14 @@ def project_modules(roots: Collection[Path], max_bytes: int = 2_000_000) -> Modu
     """
     from autosig.discover import parse_module
 
+    parsed: dict[str, MetadataWrapper | None] = {}
+
     def resolve(name: str) -> MetadataWrapper | None:
+        if name not in parsed:
+            parsed[name] = parse(name)
+        return parsed[name]
+
+    def parse(name: str) -> MetadataWrapper | None:
         parts = name.split(".")
         if not all(part.isidentifier() for part in parts):
             return None
@@ -720,18 +793,6 @@ def _plain_function(function: cst.FunctionDef) -> bool:
     return True
 
 
-def _overridden(module: cst.Module, owner: cst.ClassDef, method: str) -> bool:
-    """A class of the module deriving from ``owner`` defines ``method`` again."""
-    for node in _walk_all(module):
-        if isinstance(node, cst.ClassDef) and node is not owner:
-            bases = {_code(b.value, 200).rsplit(".", 1)[-1] for b in node.bases}
-            if owner.name.value in bases and any(
-                isinstance(s, cst.FunctionDef) and s.name.value == method for s in node.body.body
-            ):
-                return True
-    return False
-
-
 def _bind(
     callee: cst.FunctionDef, call: cst.Call, method: bool
 ) -> dict[str, cst.BaseExpression] | None:
@@ -777,25 +838,6 @@ def _keras_tensor_function(api: str) -> bool:
         and last[:1].islower()
         and last not in ("get", "serialize", "deserialize")
     )
-
-
-def _module_assignments(module: cst.Module, name: str) -> list[cst.BaseExpression]:
-    """Values assigned to ``name`` at the top level of ``module``."""
-    out: list[cst.BaseExpression] = []
-    for statement in module.body:
-        if not isinstance(statement, cst.SimpleStatementLine):
-            continue
-        for small in statement.body:
-            if isinstance(small, cst.Assign):
-                for target in small.targets:
-                    if name in _target_names(target.target):
-                        out.append(small.value)
-            elif isinstance(small, (cst.AnnAssign, cst.AugAssign)) and isinstance(
-                small.target, cst.Name
-            ):
-                if small.target.value == name:
-                    out.append(small.value or cst.Name("None"))
-    return out
 
 
 def _all_params(params: cst.Parameters) -> list[cst.Param]:
@@ -1014,7 +1056,7 @@ class _Analysis:
                 return None
             values = [v for names, v in self.assignments if node.value in names]
             if not values:
-                values = _module_assignments(self.context.wrapper.module, node.value)
+                values = self.context.module_values(node.value)
         elif (
             isinstance(node, cst.Attribute)
             and isinstance(node.value, cst.Name)
@@ -1036,22 +1078,7 @@ class _Analysis:
     def _init_assignments(self, attr: str) -> list[cst.BaseExpression]:
         assert isinstance(self.function, cst.FunctionDef)
         owner = self.context.enclosing_class(self.function)
-        if owner is None:
-            return []
-        out: list[cst.BaseExpression] = []
-        for statement in owner.body.body:
-            if isinstance(statement, cst.FunctionDef):
-                for node in _walk_all(statement):
-                    if isinstance(node, cst.Assign):
-                        for target in node.targets:
-                            t = target.target
-                            if isinstance(t, cst.Attribute) and t.attr.value == attr:
-                                out.append(node.value)
-                    elif isinstance(node, (cst.AugAssign, cst.AnnAssign)):
-                        t = node.target
-                        if isinstance(t, cst.Attribute) and t.attr.value == attr:
-                            out.append(node.value or cst.Name("None"))
-        return out
+        return [] if owner is None else self.context.init_values(owner).get(attr, [])
 
     def tensor_call(self, call: cst.Call) -> str | None:
         """Why ``call`` takes tensors for every argument it is given, else None."""
@@ -1191,6 +1218,11 @@ class _Analysis:
         return {p for p in taint & self.params if self.param_dtypes.get(p, "").startswith("int")}
 
     def magnitude(self, node: cst.CSTNode, seen: frozenset[str] = frozenset()) -> float | None:
+        if len(seen) > MAX_NAME_CHAIN:
+            return float(PLAUSIBLE_INT) * 2**31  # too long to follow: assume it may overflow
+        return self._magnitude(node, seen)
+
+    def _magnitude(self, node: cst.CSTNode, seen: frozenset[str]) -> float | None:
         """An upper bound of ``|value|`` of a Python int expression, None if not one.
 
         Parameters count at their plausible bound; values autosig cannot see (an
@@ -1242,7 +1274,7 @@ class _Analysis:
             and not any(v is a.value for a in self.aug_assignments.get(name, ()))
         ]
         if not values:
-            values = _module_assignments(self.context.wrapper.module, name)
+            values = self.context.module_values(name)
             if not values:
                 return float(PLAUSIBLE_INT) if not self.is_tensor(cst.Name(name)) else None
         found = [m for m in (self.magnitude(v, inner) for v in values) if m is not None]
@@ -1331,7 +1363,7 @@ class _Analysis:
         ):
             assert isinstance(self.function, cst.FunctionDef)
             owner = self.context.enclosing_class(self.function)
-            if owner is None or _overridden(module, owner, func.attr.value):
+            if owner is None or self.context.overridden(owner, func.attr.value):
                 return None
             for statement in owner.body.body:
                 if (
@@ -1359,8 +1391,14 @@ class _Analysis:
         return None
 
     def _follow(
-        self, call: cst.Call, tensors: set[str] | None = None
+        self, call: cst.Call, tensors: set[str] | None = None, bounded: bool = False
     ) -> tuple[_Analysis, dict[str, cst.BaseExpression]] | None:
+        """The callee's analysis with its parameters bound to this call's arguments.
+
+        ``bounded``: pass the arguments' magnitudes for the callee's overflow check
+        (only for its uses: whether it returns a tensor does not depend on them, and
+        computing them from ``is_tensor`` would go round in circles).
+        """
         tensors = self.tensors if tensors is None else tensors
         target = self._callee(call)
         if target is None:
@@ -1397,7 +1435,7 @@ class _Analysis:
                     dtypes[name] = self.param_dtypes[source]
                 if isinstance(expr, cst.Name) and source in self.converted:
                     converted[name] = self.converted[source]
-            size = self.magnitude(expr)
+            size = self.magnitude(expr) if bounded else None
             if size is not None:
                 bounds[name] = size
         analysis = context.analysis(callee, params, tensor_params, dtypes, bounds, converted)
@@ -1408,7 +1446,7 @@ class _Analysis:
         return None if found is None else found[0]
 
     def _followed_uses(self, call: cst.Call) -> Iterator[PythonUse] | None:
-        found = self._follow(call)
+        found = self._follow(call, bounded=True)
         if found is None:
             return None
         analysis, binding = found
