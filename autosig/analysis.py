@@ -308,6 +308,21 @@ MAX_NAME_CHAIN = 60
 """Assignments followed back from one name before the overflow bound gives up."""
 
 MAX_FOLLOW_DEPTH = 4
+
+MAX_ANALYSES = 64
+"""Analyses of followed functions one top-level analysis may make (a budget: past it,
+a call is assumed to need Python values, so big code bases stay fast)."""
+
+
+def _key(
+    function: FunctionNode, *parts: Collection[str] | Mapping[str, object]
+) -> tuple[object, ...]:
+    return (
+        function,
+        *(frozenset(p.items()) if isinstance(p, Mapping) else frozenset(p) for p in parts),
+    )
+
+
 """How deep calls into project functions are followed before assuming the worst."""
 
 
@@ -342,6 +357,13 @@ class _Context:
         context = replace(self, wrapper=wrapper, classes=self.other_classes.get(name))
         self.other_classes[name] = context.enclosing_classes()
         return context
+
+    def function_named(self, qualname: str) -> FunctionNode | None:
+        """``find_function`` in this module, remembered."""
+        key = ("function " + qualname, id(self.wrapper.module))
+        if key not in self.memo:
+            self.memo[key] = find_function(self.wrapper.module, qualname)
+        return self.memo[key]  # type: ignore[return-value]
 
     def overridden(self, owner: cst.ClassDef, method: str) -> bool:
         """A class of this module deriving from ``owner`` defines ``method`` again."""
@@ -431,6 +453,9 @@ class _Context:
                             self.classes[statement] = node
         return self.classes.get(function)
 
+    def cached(self, function: FunctionNode, *rest: Collection[str] | Mapping[str, object]) -> bool:
+        return _key(function, *rest) in self.cache
+
     def analysis(
         self,
         function: FunctionNode,
@@ -440,14 +465,7 @@ class _Context:
         bounds: Mapping[str, float],
         converted: Mapping[str, str],
     ) -> _Analysis:
-        key = (
-            function,
-            frozenset(params),
-            frozenset(tensor_params),
-            frozenset(dtypes.items()),
-            frozenset(bounds.items()),
-            frozenset(converted.items()),
-        )
+        key = _key(function, params, tensor_params, dtypes, bounds, converted)
         found = self.cache.get(key)
         if found is None:
             inner = replace(self, stack=(*self.stack, function), classes=self.enclosing_classes())
@@ -1336,6 +1354,12 @@ class _Analysis:
 
     # -- following calls into project code ---------------------------------------------
     def _callee(self, call: cst.Call) -> tuple[cst.FunctionDef, bool, _Context] | None:
+        key = ("callee", id(call))
+        if key not in self.context.memo:
+            self.context.memo[key] = self._find_callee(call)
+        return self.context.memo[key]  # type: ignore[return-value]
+
+    def _find_callee(self, call: cst.Call) -> tuple[cst.FunctionDef, bool, _Context] | None:
         """The project function ``call`` runs, whether it is a method, and its module.
 
         Functions of this module, ``self.`` methods of the same class (not overridden
@@ -1343,12 +1367,11 @@ class _Analysis:
         from other project modules.
         """
         func = call.func
-        module = self.context.wrapper.module
         names = {q for q in self.collector.callees.get(call, set())}
         if isinstance(func, cst.Name):
             local = [q.name for q in names if q.source is QualifiedNameSource.LOCAL]
             if len(local) == 1 and len(names) == 1:
-                found = find_function(module, local[0])
+                found = self.context.function_named(local[0])
                 if (
                     isinstance(found, cst.FunctionDef)
                     and self.context.enclosing_class(found) is None
@@ -1381,7 +1404,7 @@ class _Analysis:
         other = self.context.for_module(module_name)
         if other is None:
             return None
-        found = find_function(other.wrapper.module, function_name)
+        found = other.function_named(function_name)
         if (
             isinstance(found, cst.FunctionDef)
             and other.enclosing_class(found) is None
@@ -1438,6 +1461,10 @@ class _Analysis:
             size = self.magnitude(expr) if bounded else None
             if size is not None:
                 bounds[name] = size
+        if len(context.cache) >= MAX_ANALYSES and not context.cached(
+            callee, params, tensor_params, dtypes, bounds, converted
+        ):
+            return None  # too much code behind this call: assume the worst
         analysis = context.analysis(callee, params, tensor_params, dtypes, bounds, converted)
         return analysis, binding
 
