@@ -23,9 +23,8 @@ Python semantics (``reduce_retracing``) instead of tensorizing.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Collection, Iterator, Mapping
+from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 
 import libcst as cst
 from libcst.metadata import (
@@ -37,6 +36,7 @@ from libcst.metadata import (
 )
 from libcst.metadata.base_provider import LazyValue
 
+from autosig.project_modules import ModuleResolver
 from autosig.supertype import INT32_MAX, INT64_MAX, TF_DTYPES
 
 FunctionNode = cst.FunctionDef | cst.Lambda
@@ -301,7 +301,6 @@ class _Collector(cst.CSTVisitor):
         return True
 
 
-ModuleResolver = Callable[[str], "MetadataWrapper | None"]
 """Dotted module name -> that project module parsed (None when it is not project code)."""
 
 MAX_NAME_CHAIN = 60
@@ -502,40 +501,6 @@ def _walk_all(root: cst.CSTNode) -> Iterator[cst.CSTNode]:
         node = stack.pop()
         yield node
         stack.extend(reversed(node.children))
-
-
-def project_modules(roots: Collection[Path], max_bytes: int = 2_000_000) -> ModuleResolver:
-    """A resolver of dotted module names to the project's own files under ``roots``.
-
-    ``a.b`` is ``<root>/a/b.py`` or ``<root>/a/b/__init__.py``; a name with no such file
-    (an installed library, the standard library) is not project code and gives None, as
-    does a file larger than ``max_bytes``. Files are read as they are now, which is the
-    code the rewritten function will call.
-    """
-    from autosig.discover import parse_module
-
-    parsed: dict[str, MetadataWrapper | None] = {}
-
-    def resolve(name: str) -> MetadataWrapper | None:
-        if name not in parsed:
-            parsed[name] = parse(name)
-        return parsed[name]
-
-    def parse(name: str) -> MetadataWrapper | None:
-        parts = name.split(".")
-        if not all(part.isidentifier() for part in parts):
-            return None
-        for root in roots:
-            for candidate in (
-                root.joinpath(*parts).with_suffix(".py"),
-                root.joinpath(*parts, "__init__.py"),
-            ):
-                if candidate.is_file() and candidate.stat().st_size <= max_bytes:
-                    text = candidate.read_text(encoding="utf-8")
-                    return MetadataWrapper(parse_module(text), unsafe_skip_copy=True)
-        return None
-
-    return resolve
 
 
 def plausible_bound(observed: int | None) -> float:

@@ -9,7 +9,7 @@ Keras, ...) are not the project's and stay unknown.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from libcst.metadata import MetadataWrapper
@@ -17,6 +17,9 @@ from libcst.metadata import MetadataWrapper
 from autosig.discover import parse_module
 from autosig.errors import AutosigError
 from autosig.files import read_source
+
+ModuleResolver = Callable[[str], "MetadataWrapper | None"]
+"""Dotted module name -> the parsed module, None when it is not the project's."""
 
 MAX_BYTES = 500_000
 """Larger modules are not parsed for this (libcst's scope analysis costs seconds)."""

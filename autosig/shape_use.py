@@ -21,7 +21,7 @@ every other dimension statically.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -29,6 +29,7 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider, QualifiedNameSource, ScopeProvider
 
 from autosig.metadata import iter_tree, qualified_names
+from autosig.project_modules import ModuleResolver
 
 ReadKind = Literal["control", "python", "tf", "callee"]
 """How a static shape read is used: it steers Python control flow, is a Python value
@@ -169,7 +170,6 @@ class ShapeUse:
 
 
 Taint = dict[str, bool]
-ModuleLoader = Callable[[str], "MetadataWrapper | None"]
 """Parameter of the traced function -> whether the value *is* it (same shape: exact)."""
 
 
@@ -179,7 +179,7 @@ def shape_use(
     params: Sequence[str],
     ranks: Mapping[str, int | None] | None = None,
     autograph: bool = True,
-    modules: ModuleLoader | None = None,
+    modules: ModuleResolver | None = None,
 ) -> ShapeUse:
     """Static shape reads of ``params`` in ``function`` and the project code it calls.
 
@@ -265,7 +265,7 @@ class _Tracer:
         wrapper: MetadataWrapper,
         ranks: dict[str, int | None],
         autograph: bool,
-        modules: ModuleLoader | None = None,
+        modules: ModuleResolver | None = None,
         active: set[Any] | None = None,
         name: str = "",
     ) -> None:

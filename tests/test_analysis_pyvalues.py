@@ -479,7 +479,7 @@ def test_int32_parameter_meeting_a_widened_one_stays_python() -> None:
 
 
 def _other_module_whys(tmp_path: Path, helpers: str, body: str, resolver: bool = True) -> list[str]:
-    from autosig.analysis import project_modules
+    from autosig.project_modules import ProjectModules
 
     package = tmp_path / "proj"
     package.mkdir(exist_ok=True)
@@ -493,7 +493,7 @@ def _other_module_whys(tmp_path: Path, helpers: str, body: str, resolver: bool =
     wrapper = MetadataWrapper(parse_module(src), unsafe_skip_copy=True)
     function = find_function(wrapper.module, "f")
     assert function is not None
-    modules = project_modules([tmp_path]) if resolver else None
+    modules = ProjectModules([tmp_path]) if resolver else None
     found = python_only_uses(
         wrapper, function, ["n"], ["x"], {"x": "float32", "n": "int32"}, modules=modules
     )
@@ -520,8 +520,8 @@ def test_without_a_resolver_other_modules_are_not_followed(tmp_path: Path) -> No
 
 
 def test_library_modules_are_not_followed(tmp_path: Path) -> None:
-    from autosig.analysis import project_modules
+    from autosig.project_modules import ProjectModules
 
-    resolve = project_modules([tmp_path])
+    resolve = ProjectModules([tmp_path])
     assert resolve("numpy") is None
     assert resolve("not a module") is None

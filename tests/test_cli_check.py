@@ -234,7 +234,6 @@ def test_jobs_must_be_positive(tmp_path: Path) -> None:
     assert result.exit_code == 2 and "0 is not a positive number of processes" in result.stderr
 
 
-
 # -- selection, excludes, per-path ignores ------------------------------------------------
 
 

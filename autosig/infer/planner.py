@@ -104,12 +104,12 @@ def _plan_function(
         params = tuple(ParamPlan(r.info.name, None, r.evidence) for r in results)
         return FunctionPlan(action="none", params=params, reasons=(reason,), **base)
 
-    decide_python_params(source, site, results)
     modules = (
         ProjectModules.around(options.root / record.path, options.root)
         if options.root is not None and record.path
         else None
     )
+    decide_python_params(source, site, results, modules=modules)
     policies = {r.info.name: r.relax for r in results}
     shapes = decide_shapes(source, site, record, results, policies, modules)
     action, reasons, signed = decide_action(record, site, results, shapes)

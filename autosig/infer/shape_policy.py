@@ -26,8 +26,8 @@ from autosig.infer.params import ParamResult
 from autosig.infer.source import Source
 from autosig.infer.wording import plural
 from autosig.profile.format import FunctionRecord, Value
+from autosig.project_modules import ModuleResolver
 from autosig.shape_use import (
-    ModuleLoader,
     ShapeRead,
     ShapeUse,
     autograph_enabled,
@@ -120,7 +120,7 @@ def decide_shapes(
     record: FunctionRecord,
     results: list[ParamResult],
     policies: dict[str, str],
-    modules: ModuleLoader | None = None,
+    modules: ModuleResolver | None = None,
 ) -> ShapeDecision:
     """Apply the shape policy to every tensor parameter's spec (``results`` are updated).
 

@@ -24,7 +24,7 @@ def decide_python_params(
 ) -> None:
     """Tensorize Python scalars the code uses only where a tensor can go.
 
-    ``modules`` (``autosig.analysis.project_modules``) lets the analysis follow calls
+    ``modules`` (``autosig.project_modules.ProjectModules``) lets the analysis follow calls
     into other project modules; without it only same-module functions are followed.
     """
     candidates = [r for r in results if r.blocker is None and r.leaf.python is not None]
