@@ -499,20 +499,20 @@ def test_fix_keeps_blank_lines_libcst_drops() -> None:
 def test_check_work_grows_linearly_with_function_length(monkeypatch: pytest.MonkeyPatch) -> None:
     """AS103 searches a function body for global/nonlocal declarations once, not per line.
 
-    Counted in matcher searches rather than seconds, so the test cannot flake on a busy
+    Counted in body searches rather than seconds, so the test cannot flake on a busy
     machine; the quadratic version searched once per assignment.
     """
     from autosig.rules import as103_python_state as as103
 
     searches = 0
-    real_findall = as103.m.findall
+    real_declarations = as103.declarations
 
-    def counting_findall(*args, **kwargs):
+    def counting_declarations(*args, **kwargs):
         nonlocal searches
         searches += 1
-        return real_findall(*args, **kwargs)
+        return real_declarations(*args, **kwargs)
 
-    monkeypatch.setattr(as103.m, "findall", counting_findall)
+    monkeypatch.setattr(as103, "declarations", counting_declarations)
 
     def count(lines: int) -> int:
         nonlocal searches

@@ -120,6 +120,11 @@ def _plan_function(
     warnings: list[str] = []
     if action == "signature":
         warnings.extend(shapes.warnings)
+        if shapes.relaxed:
+            reasons.append(
+                "None where no static read was found (batch, method or short-profile "
+                f"dimensions that never varied): {', '.join(shapes.relaxed)}"
+            )
     if action != "none" and shapes.random_reason:
         warnings.append(shapes.random_reason)
     findings = function_findings(record, site, source, results, action, reasons)

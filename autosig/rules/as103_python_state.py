@@ -161,13 +161,13 @@ class PythonState(Rule):
             attr = target.attr.value  # type: ignore[attr-defined]
             fix = _self_fix(ctx, site, node, attr, traced)
             where = "in __init__"
-        elif isinstance(target, cst.Name) and _declared(ctx, node, target.value, m.Global()):
+        elif isinstance(target, cst.Name) and _declared(ctx, node, target.value, cst.Global):
             fix = _global_fix(ctx, node, target.value, traced)
             where = "at module level"
         elif (
             isinstance(target, cst.Name)
             and ctx.enclosing_function(node) is site.function
-            and _declared(ctx, node, target.value, m.Nonlocal())
+            and _declared(ctx, node, target.value, cst.Nonlocal)
         ):
             fix = "a nonlocal variable cannot be turned into a tf.Variable automatically"
             where = "in the enclosing function"
@@ -197,7 +197,7 @@ class PythonState(Rule):
                     continue  # caching a value on self: a pattern, not a counter
             elif not (
                 isinstance(target_node, cst.Name)
-                and _declared(ctx, node, target_node.value, m.Global())
+                and _declared(ctx, node, target_node.value, cst.Global)
             ):
                 continue
             shown = ctx.code(target_node)
@@ -230,7 +230,10 @@ def _is_self_attr(node: cst.BaseExpression, self_name: str | None) -> bool:
     )
 
 
-def _declared(ctx: RuleContext, node: cst.CSTNode, name: str, kind: m.Global | m.Nonlocal) -> bool:
+Declaration = type[cst.Global] | type[cst.Nonlocal]
+
+
+def _declared(ctx: RuleContext, node: cst.CSTNode, name: str, kind: Declaration) -> bool:
     """``name`` is declared ``global``/``nonlocal`` in the function around ``node``."""
     function = ctx.enclosing_function(node)
     if not isinstance(function, cst.FunctionDef):
@@ -238,24 +241,29 @@ def _declared(ctx: RuleContext, node: cst.CSTNode, name: str, kind: m.Global | m
     return name in _declared_names(ctx, function, kind)
 
 
+def declarations(body: cst.CSTNode, kind: Declaration) -> list[cst.Global | cst.Nonlocal]:
+    """Every ``global``/``nonlocal`` statement in ``body`` (one walk, no matcher import)."""
+    return [node for node in iter_tree(body) if isinstance(node, kind)]
+
+
 _DECLARED_CACHE: dict[tuple[int, int, str], tuple[cst.FunctionDef, frozenset[str]]] = {}
 
 
 def _declared_names(
-    ctx: RuleContext, function: cst.FunctionDef, kind: m.Global | m.Nonlocal
+    ctx: RuleContext, function: cst.FunctionDef, kind: Declaration
 ) -> frozenset[str]:
     """Names declared global/nonlocal directly in ``function``, found once per function.
 
     Searching the body again for every assignment made check time quadratic in a
     function's length.
     """
-    key = (id(ctx), id(function), type(kind).__name__)
+    key = (id(ctx), id(function), kind.__name__)
     cached = _DECLARED_CACHE.get(key)
     if cached is not None and cached[0] is function:
         return cached[1]
     names = frozenset(
         item.name.value
-        for declaration in m.findall(function.body, kind)
+        for declaration in declarations(function.body, kind)
         if ctx.enclosing_function(declaration) is function
         for item in declaration.names
     )
