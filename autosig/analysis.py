@@ -376,7 +376,7 @@ class _Context:
                         s.name.value for s in node.body.body if isinstance(s, cst.FunctionDef)
                     }
                     for base in node.bases:
-                        name = _code(base.value, 200).rsplit(".", 1)[-1]
+                        name = short_code(base.value, 200).rsplit(".", 1)[-1]
                         table.setdefault(name, []).append((node, methods))
             self.memo[key] = table
         assert isinstance(table, dict)
@@ -420,7 +420,7 @@ class _Context:
                 for small in statement.body:
                     if isinstance(small, cst.Assign):
                         for target in small.targets:
-                            for bound in _target_names(target.target):
+                            for bound in target_names(target.target):
                                 table.setdefault(bound, []).append(small.value)
                     elif isinstance(small, (cst.AnnAssign, cst.AugAssign)) and isinstance(
                         small.target, cst.Name
@@ -620,14 +620,15 @@ def python_only_uses_in_text(
 # -- the analysis proper (pure, over CST nodes) ---------------------------------------
 
 
-def _target_names(target: cst.CSTNode) -> Iterator[str]:
+def target_names(target: cst.CSTNode) -> Iterator[str]:
+    """The names an assignment target binds (``a``, ``a, (b, *c)``)."""
     if isinstance(target, cst.Name):
         yield target.value
     elif isinstance(target, (cst.Tuple, cst.List)):
         for element in target.elements:
-            yield from _target_names(element.value)
+            yield from target_names(element.value)
     elif isinstance(target, cst.StarredElement):
-        yield from _target_names(target.value)
+        yield from target_names(target.value)
 
 
 def _needs_int64(api: str, keyword: str | None, index: int) -> bool:
@@ -679,7 +680,8 @@ def _dtype_name(node: cst.BaseExpression) -> str | None:
     return name if isinstance(name, str) and name in TF_DTYPES else None
 
 
-def _code(node: cst.CSTNode, limit: int = 60) -> str:
+def short_code(node: cst.CSTNode, limit: int = 60) -> str:
+    """``node``'s source on one line, shortened to ``limit`` characters for reports."""
     text = " ".join(cst.Module([]).code_for_node(node).split())
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
@@ -770,7 +772,7 @@ def _combine(operator: cst.CSTNode, left: float, right: float) -> float | None:
 def _plain_function(function: cst.FunctionDef) -> bool:
     """No decorator but tf.function: calling it runs its body as written."""
     for decorator in function.decorators:
-        name = _code(decorator.decorator, 200).split("(")[0]
+        name = short_code(decorator.decorator, 200).split("(")[0]
         if name != "function" and not name.endswith(".function"):
             return False
     return True
@@ -849,11 +851,11 @@ def _free_names(function: FunctionNode) -> set[str]:
         if isinstance(node, (cst.Assign, cst.AugAssign, cst.AnnAssign)):
             targets = node.targets if isinstance(node, cst.Assign) else [node]
             for t in targets:
-                bound.update(_target_names(t.target))
+                bound.update(target_names(t.target))
         elif isinstance(node, (cst.For, cst.CompFor)):
-            bound.update(_target_names(node.target))
+            bound.update(target_names(node.target))
         elif isinstance(node, cst.NamedExpr):
-            bound.update(_target_names(node.target))
+            bound.update(target_names(node.target))
         elif isinstance(node, cst.Name):
             read.add(node.value)
     return read - bound
@@ -959,7 +961,7 @@ class _Analysis:
             elif isinstance(node, cst.WithItem) and node.asname is not None:
                 pairs = [(node.asname.name, node.item)]
             for target, value in pairs:
-                names = list(_target_names(target))
+                names = list(target_names(target))
                 if names:
                     self.assignments.append((names, value))
                     if isinstance(value, (cst.List, cst.ListComp, cst.Tuple)) or (
@@ -1011,7 +1013,7 @@ class _Analysis:
         for name in names:
             if name.startswith(("tensorflow.", "keras.")):
                 return name
-        dotted = _code(call.func, 200)
+        dotted = short_code(call.func, 200)
         if dotted.startswith("tf."):
             return "tensorflow." + dotted[3:]
         return None
@@ -1442,7 +1444,7 @@ class _Analysis:
         if found is None:
             return None
         analysis, binding = found
-        name = _code(call.func, 40)
+        name = short_code(call.func, 40)
         out: list[PythonUse] = []
         for param, inner in analysis.report().items():
             taint = self.taint_of(binding[param]) & self.params
@@ -1476,7 +1478,7 @@ class _Analysis:
             return
         named = {n.value for n in _walk_all(node) if isinstance(n, cst.Name)}
         for param in sorted(wanted):
-            yield PythonUse(param, line, _code(node), why, priority, direct=param in named)
+            yield PythonUse(param, line, short_code(node), why, priority, direct=param in named)
 
     def uses(self) -> Iterator[PythonUse]:
         if isinstance(self.function, cst.Lambda):
@@ -1643,7 +1645,7 @@ class _Analysis:
             yield from followed
             return
         yield from self._use(
-            taint, call, f"passed to `{_code(func, 40)}(...)`, which may need a Python value"
+            taint, call, f"passed to `{short_code(func, 40)}(...)`, which may need a Python value"
         )
 
     def _keras_argument_uses(

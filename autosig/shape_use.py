@@ -21,13 +21,14 @@ every other dimension statically.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider, QualifiedNameSource, ScopeProvider
 
+from autosig.analysis import short_code, target_names
 from autosig.metadata import iter_tree, qualified_names
 from autosig.project_modules import ModuleResolver
 
@@ -211,11 +212,6 @@ def _read_order(read: ShapeRead) -> tuple[int, int, str]:
     return rank, read.line, read.code
 
 
-def _code(node: cst.CSTNode, limit: int = 60) -> str:
-    text = " ".join(cst.Module([]).code_for_node(node).split())
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
 def _int_value(node: cst.BaseExpression) -> int | None:
     if isinstance(node, cst.Integer):
         return int(node.evaluated_value)
@@ -226,16 +222,6 @@ def _int_value(node: cst.BaseExpression) -> int | None:
     ):
         return -int(node.expression.evaluated_value)
     return None
-
-
-def _target_names(target: cst.CSTNode) -> Iterator[str]:
-    if isinstance(target, cst.Name):
-        yield target.value
-    elif isinstance(target, (cst.Tuple, cst.List)):
-        for element in target.elements:
-            yield from _target_names(element.value)
-    elif isinstance(target, cst.StarredElement):
-        yield from _target_names(target.value)
 
 
 def _is_self(node: cst.BaseExpression) -> bool:
@@ -321,7 +307,7 @@ class _Tracer:
         for name, _ in self.names(func):
             if name.startswith(("tensorflow.", "keras.")):
                 return name
-        dotted = _code(func, 200)
+        dotted = short_code(func, 200)
         if dotted.startswith("tf."):
             return "tensorflow." + dotted[3:]
         return None
@@ -456,7 +442,7 @@ class _FunctionWalk:
             elif isinstance(node, cst.NamedExpr):
                 pairs = [(node.target, node.value, False)]
             for target, value, element in pairs:
-                names = list(_target_names(target))
+                names = list(target_names(target))
                 if names:
                     self.assignments.append((names, value, element))
                     if not element and self._is_sequence(value):
@@ -559,7 +545,7 @@ class _FunctionWalk:
                 if dims is not None and not dims:
                     continue
             self.result.reads.setdefault(param, []).append(
-                ShapeRead(param, dims, self.t.line(node), _code(node), kind, self.via)
+                ShapeRead(param, dims, self.t.line(node), short_code(node), kind, self.via)
             )
 
     def _attribute(self, node: cst.Attribute) -> None:
@@ -699,7 +685,9 @@ class _FunctionWalk:
                 ):
                     draws = True
         if draws:
-            self.result.random_draws.append(RandomDraw(self.t.line(call), _code(call), self.via))
+            self.result.random_draws.append(
+                RandomDraw(self.t.line(call), short_code(call), self.via)
+            )
 
     def _resolve(self, call: cst.Call) -> tuple[cst.FunctionDef, bool, _Tracer] | None:
         """The project function a call runs, when this module defines it (None: unknown)."""
@@ -834,9 +822,9 @@ class _FunctionWalk:
         targets: list[str] = []
         if isinstance(statement, cst.Assign):
             for t in statement.targets:
-                targets.extend(_target_names(t.target))
+                targets.extend(target_names(t.target))
         elif isinstance(statement, (cst.AnnAssign, cst.AugAssign)):
-            targets.extend(_target_names(statement.target))
+            targets.extend(target_names(statement.target))
         if not targets:
             return "python"  # stored in an attribute, a dict, ...: used who knows where
         kinds: list[ReadKind] = []
