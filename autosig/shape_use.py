@@ -129,6 +129,12 @@ class ShapeRead:
         """A read in code we can see (not a guess about code outside the project)."""
         return self.kind != "callee"
 
+    def against_reduce_retracing(self) -> str:
+        """Why ``reduce_retracing=True`` could break this read (its relaxed dims are None)."""
+        return (
+            f"reduce_retracing could make `{self.param}`'s dimensions None where {self.describe()}"
+        )
+
     def describe(self) -> str:
         what = {
             "control": "steers Python control flow with it",
@@ -160,14 +166,8 @@ class ShapeUse:
     reads: dict[str, list[ShapeRead]] = field(default_factory=dict)
     random_draws: list[RandomDraw] = field(default_factory=list)
 
-    def definite(self, param: str) -> list[ShapeRead]:
-        return [r for r in self.reads.get(param, []) if r.definite]
-
     def control(self) -> list[ShapeRead]:
         return [r for reads in self.reads.values() for r in reads if r.kind == "control"]
-
-    def any_reads(self) -> bool:
-        return any(self.reads.values())
 
 
 Taint = dict[str, bool]

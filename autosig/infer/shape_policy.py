@@ -25,7 +25,7 @@ from autosig.discover import FunctionSite
 from autosig.infer.params import ParamResult
 from autosig.infer.source import Source
 from autosig.infer.wording import plural
-from autosig.profile.format import FunctionRecord, Value
+from autosig.profile.format import TENSOR_KINDS, FunctionRecord, Value
 from autosig.project_modules import ModuleResolver
 from autosig.shape_use import (
     ShapeRead,
@@ -76,17 +76,10 @@ class ShapeDecision:
         """Definite static reads: reduce_retracing would relax those dimensions too."""
         out = list(self.blockers)
         for reads in self.use.reads.values():
-            for read in reads:
-                if read.definite:
-                    out.append(
-                        f"reduce_retracing could make `{read.param}`'s dimensions None where "
-                        f"{read.describe()}"
-                    )
-                    break
+            definite = [read for read in reads if read.definite]
+            if definite:
+                out.append(definite[0].against_reduce_retracing())
         return out
-
-
-TENSOR_KINDS = frozenset({"tensor", "variable", "numpy", "ragged", "sparse"})
 
 
 def _tensor_shapes(value: Value, path: str = "") -> Iterator[tuple[str, Any]]:

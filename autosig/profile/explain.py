@@ -29,13 +29,13 @@ from autosig.plan import FunctionPlan
 from autosig.profile.format import (
     MAX_PYTHON_VALUES,
     MAX_TRACE_EVENTS,
+    TENSOR_KINDS,
     FunctionRecord,
     Profile,
     TraceEvent,
     Value,
 )
 
-TENSOR_KINDS = ("tensor", "numpy", "variable", "ragged", "sparse")
 KIND_NAMES = {
     "tensor": "tensor",
     "numpy": "NumPy array",

@@ -46,6 +46,8 @@ MAX_SIGNATURES = 256
 """Distinct call signatures stored per function; later new ones are only counted."""
 MAX_TRACE_EVENTS = 1000
 MAX_PYTHON_VALUES = 32
+TENSOR_KINDS = ("tensor", "numpy", "variable", "ragged", "sparse")
+"""Value kinds that describe a tensor-like argument (``shape`` and ``dtype`` fields)."""
 """Distinct values of one Python scalar parameter before values are folded to 'varied'."""
 
 Value = dict[str, Any]

@@ -230,10 +230,9 @@ def _static_safety(
     reads = [r for found in use.reads.values() for r in found]
     definite = [r for r in reads if r.definite]
     if definite:
-        read = definite[0]
-        return "none", (
-            f"reduce_retracing could make `{read.param}`'s dimensions None where "
-            f"{read.describe()}; use tf.shape() there, or profile it"
+        return (
+            "none",
+            f"{definite[0].against_reduce_retracing()}; use tf.shape() there, or profile it",
         )
     if use.random_draws:
         return "unsafe", (
