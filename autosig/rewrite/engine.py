@@ -206,6 +206,8 @@ def _one_pass(
     labels: list[AppliedFix] = []
     problems: dict[SiteKey, str] = {}
     planned_nodes: set[int] = set()
+    decided: set[str] = set()
+    """Functions whose profile plan speaks for them (AS107 only guesses without one)."""
     recreated = recreated_sites(ctx) if matched else set()  # AS106's work, if needed
     for key, site in _keyed_sites(ctx.sites).items():
         entry = matched.get(key)
@@ -213,6 +215,7 @@ def _one_pass(
             continue
         # the profile decides this site: AS107's static guess must not add reduce_retracing
         planned_nodes.update(id(n) for n in (site.decorator, site.call) if n is not None)
+        decided.add(site.site.qualname)
         if entry.action not in (SIGNATURE, REDUCE_RETRACING):
             continue
         if not _allowed(entry.safety, unsafe_fixes):
@@ -239,13 +242,6 @@ def _one_pass(
             )
         )
         labels.append(_plan_fix(site, entry))
-    decided = {
-        site.site.qualname
-        for key, site in _keyed_sites(ctx.sites).items()
-        if key in matched
-        and not matched[key].stale
-        and not (key in static_keys and matched[key].action == "none")
-    }
     pairs = [
         (rule, violation)
         for rule, violation in check_context(ctx, rules)
