@@ -9,6 +9,7 @@ Keras, ...) are not the project's and stay unknown.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
@@ -58,10 +59,20 @@ class ProjectModules:
                 root.joinpath(*parts).with_suffix(".py"),
                 root.joinpath(*parts, "__init__.py"),
             ):
-                if candidate.is_file() and candidate.stat().st_size <= MAX_BYTES:
-                    try:
-                        text = read_source(candidate).text
-                        return MetadataWrapper(parse_module(text, str(candidate)))
-                    except (AutosigError, OSError, UnicodeError):
+                if candidate.is_file():
+                    stat = candidate.stat()
+                    if stat.st_size > MAX_BYTES:
                         return None
+                    return _parse(str(candidate), stat.st_mtime_ns, stat.st_size)
+        return None
+
+
+@functools.lru_cache(maxsize=64)
+def _parse(path: str, mtime_ns: int, size: int) -> MetadataWrapper | None:
+    """One parse per file version, shared by every file and every fix pass that calls into
+    it (``fix`` re-reads its own file after each pass; the modules it imports stay put)."""
+    del mtime_ns, size  # the cache key: a changed file is parsed again
+    try:
+        return MetadataWrapper(parse_module(read_source(path).text, path), unsafe_skip_copy=True)
+    except (AutosigError, OSError, UnicodeError):
         return None

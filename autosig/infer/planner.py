@@ -36,6 +36,8 @@ def infer_plan(
     """
     options = options or InferOptions()
     parsed: dict[str, Source] = {}
+    modules: dict[str, ProjectModules | None] = {}
+    """Per file: the project modules its functions call into, parsed once for all of them."""
     plan = Plan()
     for record in profile.functions:
         if not record.editable:
@@ -46,7 +48,8 @@ def infer_plan(
         source = parsed.get(record.path)
         if source is None:
             source = parsed[record.path] = Source.parse(sources[record.path], record.path)
-        plan.functions.append(_plan_function(record, source, options))
+            modules[record.path] = _project_modules(options, record.path)
+        plan.functions.append(_plan_function(record, source, options, modules[record.path]))
     return plan
 
 
@@ -57,11 +60,21 @@ def infer_function(
     if not record.editable:
         return library_plan(record, options)
     source = None if source_text is None else Source.parse(source_text, record.path or "")
-    return _plan_function(record, source, options)
+    return _plan_function(record, source, options, _project_modules(options, record.path))
+
+
+def _project_modules(options: InferOptions, path: str | None) -> ProjectModules | None:
+    """Where a file's imported project modules are found: beside it, above it, the root."""
+    if options.root is None or not path:
+        return None
+    return ProjectModules.around(options.root / path, options.root)
 
 
 def _plan_function(
-    record: FunctionRecord, source: Source | None, options: InferOptions
+    record: FunctionRecord,
+    source: Source | None,
+    options: InferOptions,
+    modules: ProjectModules | None,
 ) -> FunctionPlan:
     base = {
         "path": record.path or "",
@@ -104,11 +117,6 @@ def _plan_function(
         params = tuple(ParamPlan(r.info.name, None, r.evidence) for r in results)
         return FunctionPlan(action="none", params=params, reasons=(reason,), **base)
 
-    modules = (
-        ProjectModules.around(options.root / record.path, options.root)
-        if options.root is not None and record.path
-        else None
-    )
     decide_python_params(source, site, results, modules=modules)
     policies = {r.info.name: r.relax for r in results}
     shapes = decide_shapes(source, site, record, results, policies, modules)
