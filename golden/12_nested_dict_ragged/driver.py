@@ -29,19 +29,24 @@ def load_module():
     return module
 
 
+def random_features(rng, batch):
+    """One batch of the nested user/item features."""
+    return {
+        "user": {
+            "age": tf.constant(rng.uniform(18, 70, batch), tf.float32),
+            "income": tf.constant(rng.uniform(0, 5, batch), tf.float32),
+        },
+        "item": {
+            "price": tf.constant(rng.uniform(1, 9, batch), tf.float32),
+            "category": tf.constant(rng.integers(0, 5, batch), tf.int64),
+        },
+    }
+
+
 def unseen(model, rng):
     """Calls outside the profile: a batch of 9 and a batch of 1."""
     for batch in (9, 1):
-        features = {
-            "user": {
-                "age": tf.constant(rng.uniform(18, 70, batch), tf.float32),
-                "income": tf.constant(rng.uniform(0, 5, batch), tf.float32),
-            },
-            "item": {
-                "price": tf.constant(rng.uniform(1, 9, batch), tf.float32),
-                "category": tf.constant(rng.integers(0, 5, batch), tf.int64),
-            },
-        }
+        features = random_features(rng, batch)
         tokens = tf.RaggedTensor.from_row_lengths(
             tf.constant(rng.integers(0, 40, size=2 * batch), tf.int64), [2] * batch
         )
@@ -55,16 +60,7 @@ def main():
     rng = np.random.default_rng(12)
     for step in range(10):
         batch = 3 + step % 4
-        features = {
-            "user": {
-                "age": tf.constant(rng.uniform(18, 70, batch), tf.float32),
-                "income": tf.constant(rng.uniform(0, 5, batch), tf.float32),
-            },
-            "item": {
-                "price": tf.constant(rng.uniform(1, 9, batch), tf.float32),
-                "category": tf.constant(rng.integers(0, 5, batch), tf.int64),
-            },
-        }
+        features = random_features(rng, batch)
         lengths = rng.integers(1, 7, size=batch)
         tokens = tf.RaggedTensor.from_row_lengths(
             tf.constant(rng.integers(0, 40, size=int(lengths.sum())), tf.int64), lengths
