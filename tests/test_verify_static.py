@@ -271,3 +271,30 @@ def test_verify_honours_a_suppression_on_the_def_line(tmp_path: Path) -> None:
     quiet = build_candidate(profile, tmp_path, sources={"m.py": ignored})
     assert quiet.changed_files() == []
     assert quiet.plan.functions[0].action == "none"
+
+
+def test_verify_options_reach_its_settings(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each verify option (tolerances, reuse, XLA baseline, kept calls) lands in the
+    settings the runs use; a renamed or dropped option fails here, without TensorFlow."""
+    from click.testing import CliRunner
+
+    from autosig.cli import cli
+    from autosig.commands import verify as verify_command
+
+    seen = {}
+
+    def fake_verify(profile_path, args, settings, unsafe_fixes, output):  # noqa: ANN001, ANN202
+        seen["settings"], seen["args"] = settings, args
+        return 0
+
+    monkeypatch.setattr(verify_command, "_verify", fake_verify)
+    options = ["--rtol", "0.001", "--atol", "0.0001", "--no-reuse", "--xla-baseline"]
+    options += ["--calls", "7", "--device", "cpu"]
+    result = CliRunner().invoke(cli, ["verify", *options, "--", "python", "train.py"])
+    assert result.exit_code == 0, result.output
+    settings = seen["settings"]
+    assert (settings.rtol, settings.atol, settings.reuse) == (0.001, 0.0001, False)
+    assert (settings.xla_baseline, settings.sample_calls, settings.device) == (True, 7, "cpu")
+    assert seen["args"] == ["python", "train.py"]
+    defaults = CliRunner().invoke(cli, ["verify", "--", "python", "train.py"])
+    assert defaults.exit_code == 0 and seen["settings"].reuse is True
