@@ -1,7 +1,8 @@
 """Methods that create a tf.function on every call, run before and after AS106's cache fix.
 
 Run as a script (one TensorFlow start for every case): for each case it fixes the
-module statically (``autosig fix``, with or without ``--unsafe-fixes``), then runs the
+module statically (``autosig fix``, with or without ``--unsafe-fixes``) in a project of
+its own, with the calls as a script beside it, then runs the
 original and the fixed module through the same calls (several instances, several
 inputs, attributes set between calls where the case says so) and prints one JSON line
 per case: the results of both, the traces each made (over every tf.function object
@@ -215,6 +216,32 @@ CASES: dict[str, tuple[str, str, bool]] = {
         """,
         True,
     ),
+    "attribute_changed_by_another_file": (
+        # the same, with the change made by the script, not by the class: unsafe (the
+        # project's other files are scanned), and the results show why
+        """
+        import tensorflow as tf
+
+        class Detector:
+            def __init__(self, threshold):
+                self.threshold = threshold
+
+            def detect(self, scores):
+                @tf.function
+                def step(scores):
+                    return tf.cast(scores > self.threshold, tf.int32)
+
+                return step(scores)
+        """,
+        """
+        d = m.Detector(0.5)
+        scores = np.array([0.2, 0.6, 0.9], dtype="float32")
+        out.append(d.detect(scores))
+        d.threshold = 0.8
+        out.append(d.detect(scores))
+        """,
+        True,
+    ),
     "instance_copied": (
         # unsafe too, and why: a shallow copy shares the cached function, which is bound
         # to the original instance (the test expects the difference)
@@ -301,7 +328,12 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         for number, (name, (source, calls, unsafe)) in enumerate(CASES.items()):
             text = textwrap.dedent(source).lstrip()
-            path = Path(tmp) / f"case_{number}.py"
+            # each case its own project: the module, and the calls as the script beside it
+            project = Path(tmp) / f"case_{number}"
+            project.mkdir()
+            (project / "pyproject.toml").write_text("")
+            (project / "driver.py").write_text(textwrap.dedent(calls))
+            path = project / "model.py"
             path.write_text(text)
             result = engine.fix_text(text, str(path), plan=None, rules=rules, unsafe_fixes=unsafe)
             fixed_path = Path(tmp) / f"case_{number}_fixed.py"

@@ -92,6 +92,17 @@ def test_an_attribute_changed_between_calls_is_why_the_fix_is_unsafe(
     assert row["fixed"]["values"] == [[0.0, 1.0, 1.0], [0.0, 1.0, 1.0]]
 
 
+def test_an_attribute_changed_by_another_file_makes_the_fix_unsafe(
+    rows: dict[str, dict],
+) -> None:
+    """The script beside the module rebinds the threshold: the scan of the project's
+    other files sees it, and the results show what the cache would have broken."""
+    row = rows["attribute_changed_by_another_file"]
+    assert row["applied"] == ["AS106:unsafe"]
+    assert row["original"]["values"] == [[0.0, 1.0, 1.0], [0.0, 0.0, 1.0]]
+    assert row["fixed"]["values"] == [[0.0, 1.0, 1.0], [0.0, 1.0, 1.0]]
+
+
 def test_a_copied_instance_is_why_copying_makes_the_fix_unsafe(rows: dict[str, dict]) -> None:
     """A shallow copy shares the cached function, bound to the original instance."""
     row = rows["instance_copied"]

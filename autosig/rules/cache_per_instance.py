@@ -46,11 +46,15 @@ keyword-only parameters instead. It is *safe* when, besides:
   of an instance fails once it holds a tf.function (measured; a tf.function made in
   ``__init__`` behaves the same);
 - its only decorator is the tf.function one, and no closed-over local of the method
-  had to become a parameter.
+  had to become a parameter;
+- no other file of the project (``rules/project_writes``) writes an attribute of that
+  name outside an ``__init__`` of its own ``self``, sets attributes by computed name, or
+  deep-copies or pickles objects.
 
-Otherwise the fix is *unsafe* and says why. Code in other files is assumed not to
-rebind the attributes the trace reads, and calls of outside objects (a Keras model)
-to compute the same graph for the same inputs, as AS106's loop hoist assumes.
+Otherwise the fix is *unsafe* and says why. Code outside the project (and, for text
+read from stdin, outside the text) is assumed not to rebind the attributes the trace
+reads, and calls of outside objects (a Keras model) to compute the same graph for the
+same inputs, as AS106's loop hoist assumes.
 
 A nested def that reads other locals of the method (``scale`` below) gets them as
 keyword-only parameters, passed at each call (``step(x, scale=scale)``): a Python value
@@ -68,6 +72,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import libcst as cst
 from libcst.metadata import GlobalScope, ImportAssignment, ScopeProvider
@@ -89,6 +94,7 @@ from autosig.rules.hoist import (
     _unrecorded_bindings,
     _wrapped,
 )
+from autosig.rules.project_writes import ProjectWrites
 from autosig.source.discover import FunctionSite
 from autosig.source.metadata import iter_tree
 from autosig.source.sites import FixSafety
@@ -194,6 +200,7 @@ def plan_cache(
     verdict = _Verdict()
     _judge_class(cls, verdict)
     _judge_copies(ctx, cls, verdict)
+    _judge_project_copies(ctx, verdict)
     analysis = _Analysis(ctx, index, cls, method, self_name, verdict)
     closed = analysis.creation(form, site)
     if closed is None:
@@ -283,6 +290,26 @@ def _judge_copies(ctx: RuleContext, cls: cst.ClassDef, verdict: _Verdict) -> Non
             "would share the cached function (bound to the original), and a deep copy or "
             "pickle of one fails once it holds a tf.function"
         )
+
+
+def _judge_project_copies(ctx: RuleContext, verdict: _Verdict) -> None:
+    found = _project_writes(ctx)
+    if found is None:
+        return
+    project, own = found
+    places = project.copies(own)
+    if places:
+        verdict.add(
+            f"{places[0].describe(project.root)} deep-copies or pickles objects: "
+            "a deep copy or pickle of an instance fails once it holds a tf.function"
+        )
+
+
+def _project_writes(ctx: RuleContext) -> tuple[ProjectWrites, Path] | None:
+    """The project's files and this file's resolved path (None for text from stdin)."""
+    if ctx.project_modules is None:
+        return None
+    return ProjectWrites.around(ctx.path)
 
 
 def _imported_modules(statement: cst.CSTNode) -> Iterator[str]:
@@ -580,6 +607,7 @@ class _Analysis:
         if id(method) in self._seen:
             return
         self._seen.add(id(method))
+        self._elsewhere(method.name.value)  # another file may replace it (a monkeypatch)
         if method.decorators:
             self.verdict.add(f"the trace calls the decorated method `{method.name.value}`")
             return
@@ -622,6 +650,27 @@ class _Analysis:
             self.verdict.add(f"the trace reads `self.{attr}`, which line {line} changes")
         elif not places and not self._class_level(attr):
             self.verdict.add(f"the trace reads `self.{attr}`, which `__init__` does not set")
+        else:
+            self._elsewhere(attr)
+
+    def _elsewhere(self, attr: str) -> None:
+        """``self.<attr>`` is set once in this file: the project's other files must not
+        change it either (``predictor.threshold = 0.9`` in a training script)."""
+        found = _project_writes(self.ctx)
+        if found is None:
+            return  # text from stdin: no project to look in
+        project, own = found
+        places = project.writes(attr, own)
+        if places:
+            self.verdict.add(
+                f"the trace reads `self.{attr}`, which "
+                f"{places[0].describe(project.root)} may change"
+            )
+        elif not project.complete:
+            self.verdict.add(
+                f"the trace reads `self.{attr}`, and not every file of the project could "
+                "be checked for writes to it (too many, too large or unreadable)"
+            )
 
     def _in_setup(self, node: cst.CSTNode) -> bool:
         function = self.ctx.enclosing_function(node)

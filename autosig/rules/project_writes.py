@@ -1,0 +1,195 @@
+"""The project's other Python files, asked which of them may change an attribute.
+
+AS106's per-instance cache is safe only if nothing rebinds an attribute its trace reads:
+``predictor.threshold = 0.9`` in a training script made the old per-call function trace
+with 0.9, while the cached one keeps the value of its first trace. The fixed file's own
+writes are judged from its syntax tree; this looks at the rest of the project: every
+``.py`` file under the nearest folder above the file holding ``pyproject.toml``,
+``setup.py``, ``setup.cfg`` or ``.git`` (the file's own folder when none does), hidden
+folders, virtualenvs, ``__pycache__``/``site-packages``/``node_modules`` and the root's
+``build``/``dist`` left out, and linked folders not followed. Files are never imported: ``rules/attribute_writes`` reads
+their tokens, and only files whose text names the attribute (or may set any attribute)
+are tokenized.
+
+A project that cannot be read whole (a folder or file unreadable, too many files, a file
+too large) is *incomplete*: the cache fix then says so instead of being safe. The files
+are read once per process (``autosig check``/``fix`` runs), not watched.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from autosig.rules.attribute_writes import ANY, FileWrites, scan_writes
+
+MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
+"""Files or folders that mark a project's root."""
+
+MAX_FILES = 20_000
+MAX_ENTRIES = 200_000
+MAX_FILE_BYTES = 2_000_000
+"""Beyond these the project is not read whole: it is incomplete."""
+
+SKIPPED_FOLDERS = frozenset({"__pycache__", "site-packages", "node_modules"})
+SKIPPED_AT_ROOT = frozenset({"build", "dist"})
+"""Folders that hold no project source (hidden folders and virtualenvs are left out too)."""
+
+VARS_CALL = re.compile(r"\bvars\s*\(")
+RUNS_INIT_AGAIN = re.compile(r"(?<!\))\.__init__\s*\((?!\s*self\b)")
+"""Text a file holds if it may set attributes without naming them: ``X.__init__(obj)``
+counts, ``super().__init__(...)`` and ``Base.__init__(self, ...)`` do not."""
+
+MAY_COPY = re.compile(r"deepcopy|dump|Pickler")
+
+
+@dataclass(frozen=True)
+class Place:
+    """A line of another file of the project."""
+
+    path: Path
+    line: int
+
+    def describe(self, root: Path) -> str:
+        try:
+            shown = self.path.relative_to(root)
+        except ValueError:
+            shown = self.path
+        return f"{shown.as_posix()}:{self.line}"
+
+
+@dataclass
+class ProjectWrites:
+    """The Python files under one project root; each tokenized at most once."""
+
+    root: Path
+    paths: list[Path] = field(default_factory=list)
+    complete: bool = True
+    """False when part of the project could not be read: nothing is known of it."""
+    _scanned: dict[Path, FileWrites] = field(default_factory=dict)
+
+    @classmethod
+    def around(cls, path: Path | str) -> tuple[ProjectWrites, Path]:
+        """The project holding ``path`` (read once per root), and ``path`` resolved."""
+        resolved = Path(path).resolve()
+        return _project(project_root(resolved)), resolved
+
+    @classmethod
+    def read(cls, root: Path) -> ProjectWrites:
+        project = cls(root)
+        project.paths, project.complete = _python_files(root)
+        return project
+
+    def writes(self, attribute: str, exclude: Path) -> list[Place]:
+        """Places in files other than ``exclude`` that may change ``attribute`` (and
+        writes that may set any attribute)."""
+        places = [
+            Place(path, line)
+            for path, scanned in self._files(exclude, lambda t: attribute in t or _may_set_any(t))
+            for name in (attribute, ANY)
+            for line in scanned.attributes.get(name, [])
+        ]
+        return sorted(places, key=lambda place: (str(place.path), place.line))
+
+    def copies(self, exclude: Path) -> list[Place]:
+        """Places in files other than ``exclude`` that deep-copy or pickle objects."""
+        places = [
+            Place(path, line)
+            for path, scanned in self._files(exclude, MAY_COPY.search)
+            for line in scanned.copies
+        ]
+        return sorted(places, key=lambda place: (str(place.path), place.line))
+
+    def _files(
+        self, exclude: Path, concerns: Callable[[str], object]
+    ) -> Iterator[tuple[Path, FileWrites]]:
+        """The scan of every other file whose text ``concerns`` the question."""
+        for path in self.paths:
+            if path == exclude:
+                continue
+            scanned = self._scanned.get(path)
+            if scanned is None:
+                text = self._text(path)
+                if text is None:
+                    continue
+                if not concerns(text):
+                    continue
+                scanned = self._scanned[path] = scan_writes(text)
+            yield path, scanned
+
+    def _text(self, path: Path) -> str | None:
+        """The file's text (not kept: a project may be large); None if unreadable."""
+        try:
+            if path.stat().st_size > MAX_FILE_BYTES:
+                self.complete = False
+                return None
+            return path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError, ValueError):
+            self.complete = False  # unread: it might write anything
+            return None
+
+
+def _may_set_any(text: str) -> bool:
+    if "setattr" in text or "__dict__" in text or VARS_CALL.search(text):
+        return True
+    return "__init__" in text and RUNS_INIT_AGAIN.search(text) is not None
+
+
+@functools.lru_cache(maxsize=8)
+def _project(root: Path) -> ProjectWrites:
+    return ProjectWrites.read(root)
+
+
+def project_root(path: Path) -> Path:
+    """The nearest folder above ``path`` holding a project marker; the file's own folder
+    when none does."""
+    folder = path.parent
+    for candidate in (folder, *folder.parents):
+        try:
+            if any((candidate / marker).exists() for marker in MARKERS):
+                return candidate
+        except OSError:
+            continue
+    return folder
+
+
+def _python_files(root: Path) -> tuple[list[Path], bool]:
+    """The project's ``.py`` files, and whether every folder could be read."""
+    files: list[Path] = []
+    complete, entries = True, 0
+    folders = [root]
+    while folders:
+        folder = folders.pop()
+        try:
+            listing = sorted(folder.iterdir())
+        except OSError:
+            complete = False
+            continue
+        for entry in listing:
+            entries += 1
+            if entries > MAX_ENTRIES or len(files) >= MAX_FILES:
+                return files, False
+            try:
+                if entry.is_symlink() and entry.is_dir():
+                    continue  # a linked folder may lead out of the project, or in a circle
+                if entry.is_dir():
+                    if not _skipped(entry, root):
+                        folders.append(entry)
+                elif entry.suffix == ".py" and entry.is_file():
+                    files.append(entry)
+            except OSError:
+                complete = False
+    return files, complete
+
+
+def _skipped(folder: Path, root: Path) -> bool:
+    name = folder.name
+    return (
+        name.startswith(".")
+        or name in SKIPPED_FOLDERS
+        or (name in SKIPPED_AT_ROOT and folder.parent == root)
+        or (folder / "pyvenv.cfg").exists()
+    )
