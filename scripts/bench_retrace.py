@@ -19,7 +19,8 @@ position), each after the same untimed warm-up; medians over the repetitions are
 reported. Columns: traces, total time of the workload (tracing included), median
 steady-state step time (steps after the first few), and the ratios of total time
 autosig/hand (target <= 1.05), reduce_retracing/autosig, unfixed/autosig and
-unfixed/hand (the most any fix can gain on that workload). Prints a markdown table and
+unfixed/hand (the most any fix can gain on that workload), each the median of the
+repetitions' paired ratios. Prints a markdown table and
 writes JSON to bench-results/retrace.json.
 
     python scripts/bench_retrace.py            # full run (about 12 minutes on 2 cores)
@@ -575,6 +576,18 @@ def summarise(runs: list[dict[str, dict]], labels: list[str]) -> dict[str, dict]
     return summary
 
 
+def paired_ratio(runs: list[dict[str, dict]], numerator: str, denominator: str) -> float | None:
+    """The median over repetitions of one repetition's ratio of total times: the two
+    variants of a repetition ran one right after the other, so slow drift of the
+    machine cancels out (each variant's median total is in the first table)."""
+    ratios = [
+        ratio(run[numerator]["total_s"], run[denominator]["total_s"])
+        for run in runs
+        if numerator in run and denominator in run
+    ]
+    return median([r for r in ratios if r is not None])
+
+
 def tables(results: dict[str, dict]) -> str:
     rows, ratio_rows = [], []
     for name, result in results.items():
@@ -589,16 +602,14 @@ def tables(results: dict[str, dict]) -> str:
                     else [None, None, None]
                 )
             )
-        total = {
-            label: summary[label]["total_s"] if label in summary else None for label in VARIANTS
-        }
+        runs = result["runs"]
         ratio_rows.append(
             [
                 name,
-                ratio(total["autosig"], total["hand"]),
-                ratio(total["reduce_retracing"], total["autosig"]),
-                ratio(total["unfixed"], total["autosig"]),
-                ratio(total["unfixed"], total["hand"]),
+                paired_ratio(runs, "autosig", "hand"),
+                paired_ratio(runs, "reduce_retracing", "autosig"),
+                paired_ratio(runs, "unfixed", "autosig"),
+                paired_ratio(runs, "unfixed", "hand"),
             ]
         )
     first = markdown_table(["workload", "variant", "traces", "total (s)", "median step (ms)"], rows)
@@ -612,7 +623,10 @@ def tables(results: dict[str, dict]) -> str:
         ],
         ratio_rows,
     )
-    return f"{first}\n\nRatios of total time:\n\n{second}"
+    return (
+        f"{first}\n\nRatios of total time (median over repetitions of each repetition's "
+        f"ratio):\n\n{second}"
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
