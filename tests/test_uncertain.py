@@ -108,10 +108,15 @@ def test_undecided_parameter_is_tried_only_when_verifying() -> None:
     rec = record("lookup", LOOKUP_LINE, [0, 1, 2, 3])
     plain = infer_function(rec, MODEL, InferOptions())
     assert plain.action == "none" and not plain.tried
-    assert any("`autosig fix --verify` could settle it" in r for r in plain.reasons), plain.reasons
+    assert any(
+        "`autosig fix --verify --unsafe-fixes` could settle it" in r for r in plain.reasons
+    ), plain.reasons
     tried = infer_function(rec, MODEL, InferOptions(try_uncertain=True))
     assert tried.action == "signature" and tried.tried == ("k",)
     assert any("`k` tried as a tensor" in r for r in tried.reasons), tried.reasons
+    # evidence from the profiled calls, not a proof for every other value: unsafe
+    assert tried.safety == "unsafe"
+    assert any("`k` is a tensor on trial" in w for w in tried.warnings), tried.warnings
 
 
 def test_a_certain_use_beside_an_undecided_one_is_never_tried() -> None:
@@ -139,7 +144,10 @@ def test_fix_without_verify_says_verify_could_settle_it(tmp_path: Path) -> None:
     lines = result.stderr.splitlines()
     (lookup,) = [line for line in lines if "lookup (line" in line]
     assert "`k` must stay a Python value: indexes or slices" in lookup
-    assert "the analysis cannot decide, and `autosig fix --verify` could settle it" in lookup
+    assert (
+        "the analysis cannot decide, and `autosig fix --verify --unsafe-fixes` could settle it"
+        in lookup
+    )
     (pyramid,) = [line for line in lines if "pyramid (line" in line]
     assert "range() needs a Python int" in pyramid and "could settle" not in pyramid
 
@@ -203,7 +211,12 @@ def test_fix_verify_keeps_the_tried_tensor_that_verifies_and_falls_back_for_the_
     assert run(*autosig, "profile", "--", sys.executable, "driver.py").returncode == 0
     original = run(sys.executable, "driver.py", "unseen")
     assert original.returncode == 0 and "TRACES 6" in original.stdout, original.stderr
-    fixed = run(*autosig, "fix", "model.py", "--profile", PROFILE, "--verify")
+    # without --unsafe-fixes nothing is tried: the profiled calls are no proof
+    untried = run(*autosig, "fix", "model.py", "--profile", PROFILE, "--verify", "--diff")
+    assert untried.returncode in (0, 1) and not untried.stdout, untried.stderr
+    assert "--verify --unsafe-fixes` could settle it" in untried.stderr, untried.stderr
+    assert "tried as a tensor" not in untried.stderr
+    fixed = run(*autosig, "fix", "model.py", "--profile", PROFILE, "--verify", "--unsafe-fixes")
     # `scaled` keeps its retraces (its `k` indexes a Python list): a problem left
     assert fixed.returncode == 1, fixed.stderr
     err = fixed.stderr

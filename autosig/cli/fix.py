@@ -138,7 +138,8 @@ Lines in reports of --diff and --patch-out are lines of the files on disk.
     default=False,
     show_default=True,
     help="Run the profiled command on the original and the rewritten code and write only "
-    "rewrites whose outputs match (needs --profile).",
+    "rewrites whose outputs match (needs --profile). With --unsafe-fixes it also tries as "
+    "tensors the Python values the analysis cannot decide (evidence, not proof).",
 )
 @select_option
 @ignore_option
@@ -224,7 +225,7 @@ def command(
                 relax,
                 select,
                 ignore,
-                try_uncertain=verify,
+                try_uncertain=verify and unsafe,  # an unsafe fix: evidence, not proof
                 others=others,
             )
         except AutosigError as exc:
@@ -575,7 +576,8 @@ def _plan(
 ) -> tuple[Any, Path, Plan | None]:
     """Load the profile and plan every profiled function in the files being fixed.
 
-    ``try_uncertain`` (``--verify``): tensorize Python values the analysis cannot decide;
+    ``try_uncertain`` (``--verify --unsafe-fixes``): tensorize Python values the analysis
+    cannot decide, as unsafe fixes;
     verification keeps or drops them (``autosig.infer.planner``, undecided). ``others``:
     the files being fixed that hold no tf.function. A function outside the files being
     fixed whose recorded calls are in them is planned too (its file read, never
@@ -730,7 +732,7 @@ def _gate(
         profile,
         root,
         unsafe_fixes=unsafe,
-        infer_options=_infer_options(config, relax, root, try_uncertain=True),
+        infer_options=_infer_options(config, relax, root, try_uncertain=unsafe),
         rules_for=lambda rel: rules.get(rel, []),
         plan=plan if plan is not None else Plan(),  # no profile codes selected: none
         sources={rel: file.source.text for rel, (file, _) in files.items()},

@@ -566,8 +566,9 @@ class InferOptions:
     force_python: frozenset[tuple[str, str, str]] = frozenset()
     """(path, qualname, param) never tensorized (the verifier's fallback)."""
     try_uncertain: bool = False
-    """Tensorize Python numbers and strings whose uses the analysis cannot decide
-    (``fix --verify``: verification then keeps or drops them; autosig.infer.planner.undecided)."""
+    """Tensorize Python numbers and strings whose uses the analysis cannot decide, as an
+    unsafe fix (``fix --verify --unsafe-fixes``: verification then keeps or drops them;
+    autosig.infer.planner.undecided)."""
     root: Path | None = None
     """The profile's project root: where the shape-use analysis finds imported modules."""
 

@@ -111,10 +111,12 @@ def returned_warning(name: str, uses: Sequence[PythonUse]) -> str:
 # Most uses that keep a parameter a Python value are certain (``range(n)``, an f-string,
 # ``axis=n``). Some are not: a call autosig cannot follow, an argument it does not know,
 # an index into something it cannot tell from a tensor. A wrong guess there fails loudly
-# or changes outputs, both of which verification sees. So ``fix --verify`` tries such a
-# parameter as a scalar tensor and keeps it only when the rewritten program verifies on
-# the profiled calls; without ``--verify`` the report says that ``--verify`` could
-# settle it.
+# or changes outputs, both of which verification sees. So ``fix --verify
+# --unsafe-fixes`` tries such a parameter as a scalar tensor and keeps it only when the
+# rewritten program verifies on the profiled calls; without them the report says that
+# they could settle it. The fix is unsafe: the profiled calls are evidence, not a proof
+# that every other value the original accepts behaves the same (``mylib.pick(x, k)``
+# may branch on ``k`` in a way no profiled value reached).
 
 
 def undecided(uses: Sequence[PythonUse], optimistic: Sequence[PythonUse]) -> bool:
@@ -129,10 +131,11 @@ def undecided(uses: Sequence[PythonUse], optimistic: Sequence[PythonUse]) -> boo
 
 
 def settle_hint(name: str) -> str:
-    """Appended to the blocker of an undecided parameter when not verifying."""
+    """Appended to the blocker of an undecided parameter when not trying it."""
     return (
-        f"; the analysis cannot decide, and `autosig fix --verify` could settle it (it tries "
-        f"`{name}` as a tensor and keeps that only if verification passes)"
+        "; the analysis cannot decide, and `autosig fix --verify --unsafe-fixes` could "
+        f"settle it (it tries `{name}` as a tensor and keeps that only if verification "
+        "passes on the profiled calls, an unsafe fix: evidence, not proof)"
     )
 
 
@@ -141,6 +144,14 @@ def tried_reason(name: str, uses: Sequence[PythonUse]) -> str:
     return (
         f"`{name}` tried as a tensor although the analysis cannot decide "
         f"({uses[0].describe()}): kept only if verification passes on the profiled calls"
+    )
+
+
+def tried_warning(name: str) -> str:
+    """Why a parameter tensorized on trial makes the fix unsafe."""
+    return (
+        f"`{name}` is a tensor on trial: verification on the profiled calls is evidence, "
+        "not a proof that every other value behaves the same"
     )
 
 
@@ -629,6 +640,7 @@ def decide_python_params(
         unsure = undecided(found, optimistic.get(r.info.name, []))
         if found and try_uncertain and unsure:
             r.tried = found
+            r.warning = tried_warning(r.info.name)
             r.spec = TensorSpecNode((), r.leaf.python.dtype)
         elif returned_only(found) and r.leaf.python.dtype == "string":
             r.warning = returned_warning(r.info.name, found)
