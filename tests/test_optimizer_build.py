@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+from pathlib import Path
 
 import pytest
 
@@ -413,3 +414,41 @@ def test_far_away_uses_of_the_optimizer_and_model_stop_the_insertion() -> None:
     plan = plan_fixes(profile, {"m.py": base}, InferOptions())
     result = engine.fix_text(base, "m.py", plan=plan, rules=select_rules(), unsafe_fixes=False)
     assert "optimizer.build" in result.new_text
+
+
+def test_unsafe_when_another_file_of_the_project_may_set_trainable(tmp_path: Path) -> None:
+    """A helper elsewhere that unfreezes layers before the first step would make the step
+    pass variables the optimizer, built at set-up, does not know."""
+    text = HEAD + FUNCTIONAL + OPT + STEP
+    profile, _ = _profile(text, "2.21.0")
+    plan = plan_fixes(profile, {"m.py": text}, InferOptions())
+    results = {}
+    for name, helper in {
+        "plain": "def summary(model):\n    print(model.trainable)\n",
+        "unfreezes": "def unfreeze(model):\n    for layer in model.layers:\n"
+        "        layer.trainable = True\n",
+    }.items():
+        project = tmp_path / name
+        project.mkdir()
+        (project / "setup.cfg").write_text("")
+        (project / "m.py").write_text(text)
+        (project / "finetune.py").write_text(helper)
+        for unsafe in (False, True):
+            results[name, unsafe] = engine.fix_text(
+                text,
+                str(project / "m.py"),
+                plan=plan,
+                rules=select_rules(),
+                unsafe_fixes=unsafe,
+                profile_path_of="m.py",
+            )
+    built = text.replace(OPT, OPT + "optimizer.build(model.trainable_variables)\n")
+    assert [f.safety for f in results["plain", False].applied] == ["safe"]
+    assert results["plain", False].new_text == built
+    refused = results["unfreezes", False]
+    assert refused.new_text == text and refused.applied == []
+    (line,) = [line for line in refused.left if "optimizer.build not inserted" in line]
+    assert "unsafe fix, not applied without --unsafe-fixes: finetune.py:3 may change" in line
+    forced = results["unfreezes", True]
+    assert forced.new_text == built
+    assert [f.safety for f in forced.applied] == ["unsafe"]

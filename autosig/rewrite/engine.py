@@ -239,6 +239,7 @@ def _fix_whole(
         ctx = _reparse(current, text, path)
     result = FixResult(path=path, new_text=current, changed=current != text, applied=applied)
     result.left.extend(site_left)
+    result.left.extend(step.builds_left)
     result.call_sites_already = site_done
     _account_static(result, ctx, step.remaining)
     # the last pass's problems: an earlier one may have been solved since (a hoist
@@ -313,6 +314,8 @@ class _Pass:
     problems: dict[SiteKey, str]
     remaining: list[tuple[Rule, Violation]]
     """Rule violations found in this pass's input (all of them, fixed or not)."""
+    builds_left: list[str] = field(default_factory=list)
+    """optimizer.build insertions not made (unsafe without --unsafe-fixes), one line each."""
 
 
 def _one_pass(
@@ -326,6 +329,7 @@ def _one_pass(
     candidates: list[Violation] = []
     labels: list[AppliedFix] = []
     problems: dict[SiteKey, str] = {}
+    builds_left: list[str] = []
     planned_nodes: set[int] = set()
     decided: set[str] = set()
     """Functions whose profile plan speaks for them (AS107 only guesses without one)."""
@@ -367,11 +371,20 @@ def _one_pass(
         entry = matched.get(key)
         if entry is not None and not entry.stale and site.site.qualname not in untouched:
             build = optimizer_build_fix(ctx, site, entry)  # variables made on the 1st call
-            if build is not None:
+            if build is not None and build.why_unsafe and not unsafe_fixes:
+                builds_left.append(
+                    f"{entry.qualname} (line {entry.line}): optimizer.build not inserted: "
+                    f"unsafe fix, not applied without --unsafe-fixes: {build.why_unsafe}"
+                )
+            elif build is not None:
                 candidates.append(build.violation)
                 name = site.site.qualname
+                build_safety: FixSafety = "unsafe" if build.why_unsafe else "safe"
+                description = build.description + (
+                    f" (unsafe: {build.why_unsafe})" if build.why_unsafe else ""
+                )
                 labels.append(
-                    AppliedFix(OPTIMIZER_BUILD, name, build.line, "safe", build.description)
+                    AppliedFix(OPTIMIZER_BUILD, name, build.line, build_safety, description)
                 )
     pairs = [
         (rule, violation)
@@ -393,9 +406,9 @@ def _one_pass(
         )
     edits, imports, taken = combine_edits(candidates)
     if not taken:
-        return _Pass(ctx.text, [], problems, pairs)
+        return _Pass(ctx.text, [], problems, pairs, builds_left)
     new_text = apply_edits(ctx.module, edits, imports).code
-    return _Pass(new_text, [labels[i] for i in taken], problems, pairs)
+    return _Pass(new_text, [labels[i] for i in taken], problems, pairs, builds_left)
 
 
 def combine_edits(

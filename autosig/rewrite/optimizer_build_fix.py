@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from autosig.infer.plan import FunctionPlan
 from autosig.rules.context import RuleContext
+from autosig.rules.project_writes import ProjectWrites
 from autosig.rules.violation import Violation
 from autosig.source.discover import FunctionSite
 from autosig.source.optimizer_build import OptimizerBuild, Tree, plan_optimizer_build
@@ -24,6 +25,8 @@ class BuildEdit:
     violation: Violation
     line: int
     description: str
+    why_unsafe: str | None = None
+    """Set when another file of the project may change which variables are trainable."""
 
 
 def optimizer_build_fix(
@@ -46,4 +49,27 @@ def optimizer_build_fix(
         edits=dict(found.edits),
         function=site.site.qualname,
     )
-    return BuildEdit(violation, found.line, description)
+    return BuildEdit(violation, found.line, description, _trainable_elsewhere(ctx))
+
+
+def _trainable_elsewhere(ctx: RuleContext) -> str | None:
+    """The build fixes the variable list at set-up; the file itself never changes it
+    (``autosig.source.optimizer_build``), but a helper in another file that sets
+    ``.trainable`` before the first step would make the list the step passes another
+    one, which the optimizer, built for the first, then refuses."""
+    if ctx.project_modules is None:
+        return None  # text from stdin: no project to look in
+    project, own = ProjectWrites.around(ctx.path)
+    places = project.writes("trainable", own)
+    if places:
+        return (
+            f"{places[0].describe(project.root)} may change `.trainable`: if that runs "
+            "between the set-up and the first step, the step passes other variables than "
+            "the optimizer was built for"
+        )
+    if not project.complete:
+        return (
+            "not every file of the project could be checked for `.trainable` changes "
+            "(too many, too large or unreadable)"
+        )
+    return None

@@ -21,7 +21,8 @@ when every model in ``VARS`` is built, i.e. created with its inputs known
 (``tf.keras.Model(inputs, outputs)``, a ``Sequential`` starting with ``Input``/an
 ``input_shape``, ``tf.Variable``) or built by a ``M.build``/``M(...)`` statement before the
 insertion; and the variable list must not change later: no ``.trainable =`` store, no
-``M.add``/``M.pop`` anywhere in the file, and no other call of the optimizer in the file
+``M.add``/``M.pop`` anywhere in the file (``.trainable`` changes in the project's other
+files make the fix unsafe: ``autosig.rewrite.optimizer_build_fix``), and no other call of the optimizer in the file
 with another variable list (it would then be built for the one called first). An
 optimizer with ``use_ema`` (its averages copy the weights at build time) or
 ``**kwargs`` is left alone, as is one already built.
