@@ -578,7 +578,8 @@ def summarise(runs: list[dict[str, dict]], labels: list[str]) -> dict[str, dict]
 
 def paired_ratio(runs: list[dict[str, dict]], numerator: str, denominator: str) -> float | None:
     """The median over repetitions of one repetition's ratio of total times: the two
-    variants of a repetition ran seconds apart, so slow drift of the machine cancels out (each variant's median total is in the first table)."""
+    variants of a repetition ran seconds apart, so slow drift of the machine cancels
+    out (each variant's median total is in the first table)."""
     ratios = [
         ratio(run[numerator]["total_s"], run[denominator]["total_s"])
         for run in runs
