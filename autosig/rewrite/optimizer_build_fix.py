@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from autosig.infer.plan import FunctionPlan
 from autosig.rules.context import RuleContext
-from autosig.rules.project_writes import ProjectWrites
+from autosig.rules.project_writes import changes_elsewhere
 from autosig.rules.violation import Violation
 from autosig.source.discover import FunctionSite
 from autosig.source.optimizer_build import OptimizerBuild, Tree, plan_optimizer_build
@@ -57,17 +57,16 @@ def _trainable_elsewhere(ctx: RuleContext) -> str | None:
     (``autosig.source.optimizer_build``), but a helper in another file that sets
     ``.trainable`` before the first step would make the list the step passes another
     one, which the optimizer, built for the first, then refuses."""
-    if ctx.project_modules is None:
+    found = changes_elsewhere(ctx, "trainable")
+    if found is None:
         return None  # text from stdin: no project to look in
-    project, own = ProjectWrites.around(ctx.path)
-    places = project.writes("trainable", own)
-    if places:
+    if found.place is not None:
         return (
-            f"{places[0].describe(project.root)} may change `.trainable`: if that runs "
+            f"{found.place} may change `.trainable`: if that runs "
             "between the set-up and the first step, the step passes other variables than "
             "the optimizer was built for"
         )
-    if not project.complete:
+    if found.unchecked:
         return (
             "not every file of the project could be checked for `.trainable` changes "
             "(too many, too large or unreadable)"

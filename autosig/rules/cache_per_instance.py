@@ -72,7 +72,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import libcst as cst
 from libcst.metadata import GlobalScope, ImportAssignment, ScopeProvider
@@ -94,7 +93,7 @@ from autosig.rules.hoist import (
     _unrecorded_bindings,
     _wrapped,
 )
-from autosig.rules.project_writes import ProjectWrites
+from autosig.rules.project_writes import changes_elsewhere, copies_elsewhere
 from autosig.source.discover import FunctionSite
 from autosig.source.metadata import iter_tree
 from autosig.source.sites import FixSafety
@@ -293,23 +292,12 @@ def _judge_copies(ctx: RuleContext, cls: cst.ClassDef, verdict: _Verdict) -> Non
 
 
 def _judge_project_copies(ctx: RuleContext, verdict: _Verdict) -> None:
-    found = _project_writes(ctx)
-    if found is None:
-        return
-    project, own = found
-    places = project.copies(own)
-    if places:
+    place = copies_elsewhere(ctx)
+    if place is not None:
         verdict.add(
-            f"{places[0].describe(project.root)} deep-copies or pickles objects: "
+            f"{place} deep-copies or pickles objects: "
             "a deep copy or pickle of an instance fails once it holds a tf.function"
         )
-
-
-def _project_writes(ctx: RuleContext) -> tuple[ProjectWrites, Path] | None:
-    """The project's files and this file's resolved path (None for text from stdin)."""
-    if ctx.project_modules is None:
-        return None
-    return ProjectWrites.around(ctx.path)
 
 
 def _imported_modules(statement: cst.CSTNode) -> Iterator[str]:
@@ -656,17 +644,12 @@ class _Analysis:
     def _elsewhere(self, attr: str) -> None:
         """``self.<attr>`` is set once in this file: the project's other files must not
         change it either (``predictor.threshold = 0.9`` in a training script)."""
-        found = _project_writes(self.ctx)
+        found = changes_elsewhere(self.ctx, attr)
         if found is None:
             return  # text from stdin: no project to look in
-        project, own = found
-        places = project.writes(attr, own)
-        if places:
-            self.verdict.add(
-                f"the trace reads `self.{attr}`, which "
-                f"{places[0].describe(project.root)} may change"
-            )
-        elif not project.complete:
+        if found.place is not None:
+            self.verdict.add(f"the trace reads `self.{attr}`, which {found.place} may change")
+        elif found.unchecked:
             self.verdict.add(
                 f"the trace reads `self.{attr}`, and not every file of the project could "
                 "be checked for writes to it (too many, too large or unreadable)"

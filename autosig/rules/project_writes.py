@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from autosig.rules.attribute_writes import ANY, FileWrites, scan_writes
+from autosig.rules.context import RuleContext
 
 MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
 """Files or folders that mark a project's root."""
@@ -136,6 +137,36 @@ def _may_set_any(text: str) -> bool:
     if "setattr" in text or "__dict__" in text or VARS_CALL.search(text):
         return True
     return "__init__" in text and RUNS_INIT_AGAIN.search(text) is not None
+
+
+@dataclass(frozen=True)
+class Elsewhere:
+    """What the project's other files may do: the first place that does it
+    (``train.py:3``), and whether part of the project could not be read."""
+
+    place: str | None
+    unchecked: bool
+
+
+def changes_elsewhere(ctx: RuleContext, attribute: str) -> Elsewhere | None:
+    """Whether a file of the project other than ``ctx``'s may change ``attribute``
+    (None for text from stdin: no project to look in)."""
+    if ctx.project_modules is None:
+        return None
+    project, own = ProjectWrites.around(ctx.path)
+    places = project.writes(attribute, own)
+    place = places[0].describe(project.root) if places else None
+    return Elsewhere(place, not project.complete)
+
+
+def copies_elsewhere(ctx: RuleContext) -> str | None:
+    """The first place in a file of the project other than ``ctx``'s that deep-copies or
+    pickles objects (None for none, or for text from stdin)."""
+    if ctx.project_modules is None:
+        return None
+    project, own = ProjectWrites.around(ctx.path)
+    places = project.copies(own)
+    return places[0].describe(project.root) if places else None
 
 
 @functools.lru_cache(maxsize=8)
