@@ -322,10 +322,11 @@ def observe(value: Any) -> Any:
 
 def _exception(exc: BaseException) -> str:
     """The exception's type and the line that says what went wrong (for TensorFlow's
-    "in user code:" messages, their last line)."""
+    "in user code:" messages, the last line naming an error)."""
     lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
     if lines and lines[0] == "in user code:":
-        lines = lines[-1:]
+        named = [line for line in lines if "Error: " in line or "Exception: " in line]
+        lines = named[-1:] or lines[-1:]
     return f"{type(exc).__name__}: {lines[0][:200] if lines else ''}"
 
 

@@ -1595,6 +1595,7 @@ CASES: list[Case] = [
         """,
         profiled="out = [attack(*batch(n)) for n in (4, 2, 3, 4)]",
         unseen=("attack(*batch(5))", "m.FGSM(classifier(32, 3), 0.05)(*batch(2, 32, 3))"),
+        rejected=("attack(*batch(2, 32, 3))",),
         hand=(
             (
                 M,
