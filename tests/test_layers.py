@@ -23,9 +23,10 @@ LAYERS: tuple[str, ...] = (
     "text",  # wording helpers (plural)
     "progress",  # the progress bar on stderr
     "source",  # files, tf.function sites, findings, codes, config, suppressions
+    "analysis",  # facts about source code that rules and inference both read
+    "rules",  # the static rules (never a profile, never inference)
     "profile",  # recording calls; the profile file
-    "infer",  # profile -> plan; the static shape-use and Python-value analyses
-    "rules",  # the static rules (AS107 uses infer's analyses)
+    "infer",  # profile + analysis facts -> the plan
     "rewrite",  # the one fix loop, signature edits, the plan fix applies, diffs
     "explain",  # why each function retraced and what fix will do
     "verify",  # original vs rewritten, side by side

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from autosig.analysis.optimizer_build import NoBuild, OptimizerBuild, Tree, plan_optimizer_build
 from autosig.infer.observations import InferOptions
 from autosig.infer.plan import BuildFirst, Plan
 from autosig.profile.format import CallSignature, FunctionRecord, Profile, TraceEvent
@@ -20,7 +21,6 @@ from autosig.rewrite.build_first import variable_creation_retraces
 from autosig.rewrite.planning import plan_fixes
 from autosig.rules.context import RuleContext
 from autosig.rules.registry import select_rules
-from autosig.source.optimizer_build import NoBuild, OptimizerBuild, Tree, plan_optimizer_build
 
 HEAD = "import tensorflow as tf\n"
 FUNCTIONAL = (

@@ -30,9 +30,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from autosig.analysis.python_values import PythonUse
 from autosig.errors import AutosigError
 from autosig.infer.plan import Blocker, BlockerKind
-from autosig.infer.python_values import PythonUse
 from autosig.infer.specs import (
     NUMERIC_PYTHON,
     RELAX_POLICIES,

@@ -63,7 +63,7 @@ class ParamPlan:
 
 @dataclass(frozen=True)
 class ShapeRewrite:
-    """A static shape read the fix rewrites to ``tf.shape()`` (``autosig.infer.shape_use.choose_rewrites``).
+    """A static shape read the fix rewrites to ``tf.shape()`` (``autosig.infer.shape_rewrites.choose_rewrites``).
 
     Found again by its place relative to the function's name (``offset`` lines below
     the ``def`` line, at ``column``) and its code, so the rewrite finds it after the

@@ -33,6 +33,20 @@ from typing import Any
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
+from autosig.analysis.dataset_elements import dataset_of_calls
+from autosig.analysis.python_values import (
+    RETURNED_STRING,
+    PythonUse,
+    python_only_uses,
+    required_dtypes,
+)
+from autosig.analysis.shape_reads import (
+    ShapeRead,
+    ShapeUse,
+    autograph_enabled,
+    callee_reads_dim,
+    shape_use,
+)
 from autosig.errors import AutosigError
 from autosig.infer.observations import InferOptions, ParamResult, analyze_param
 from autosig.infer.plan import (
@@ -47,20 +61,7 @@ from autosig.infer.plan import (
     constant_text,
     sites_text,
 )
-from autosig.infer.python_values import (
-    RETURNED_STRING,
-    PythonUse,
-    python_only_uses,
-    required_dtypes,
-)
-from autosig.infer.shape_use import (
-    ShapeRead,
-    ShapeUse,
-    autograph_enabled,
-    callee_reads_dim,
-    choose_rewrites,
-    shape_use,
-)
+from autosig.infer.shape_rewrites import choose_rewrites
 from autosig.infer.specs import (
     DictNode,
     ElementSpecNode,
@@ -74,7 +75,6 @@ from autosig.infer.specs import (
 )
 from autosig.profile.describe_distributed import distributed_params, replicas_of
 from autosig.profile.format import TENSOR_KINDS, FunctionRecord, Profile, Value
-from autosig.source.dataset_elements import dataset_of_calls
 from autosig.source.discover import FunctionSite, discover_text
 from autosig.source.hashing import source_hash_from_file_text
 from autosig.source.project_modules import ModuleResolver, ProjectModules

@@ -20,8 +20,8 @@ from dataclasses import dataclass, field, replace
 import libcst as cst
 from libcst.metadata import PositionProvider
 
+from autosig.analysis.python_values import find_function, short_code
 from autosig.infer.plan import FunctionPlan, TensorizedParam
-from autosig.infer.python_values import find_function, short_code
 from autosig.profile.format import CallSite
 from autosig.rules.context import RuleContext
 from autosig.rules.violation import ImportNeeded

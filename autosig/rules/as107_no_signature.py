@@ -6,7 +6,7 @@ from collections.abc import Iterable
 
 import libcst as cst
 
-from autosig.infer.shape_use import autograph_enabled, shape_use
+from autosig.analysis.shape_reads import autograph_enabled, shape_use
 from autosig.rules.as106_function_in_loop import recreated_sites
 from autosig.rules.base import Invalid, Rule
 from autosig.rules.context import RuleContext

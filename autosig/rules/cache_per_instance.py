@@ -47,7 +47,7 @@ keyword-only parameters instead. It is *safe* when, besides:
   ``__init__`` behaves the same);
 - its only decorator is the tf.function one, and no closed-over local of the method
   had to become a parameter;
-- no other file of the project (``rules/project_writes``) writes an attribute of that
+- no other file of the project (``analysis/project_writes``) writes an attribute of that
   name outside an ``__init__`` of its own ``self``, sets attributes by computed name, or
   deep-copies or pickles objects.
 
@@ -76,10 +76,10 @@ from dataclasses import dataclass, field
 import libcst as cst
 from libcst.metadata import GlobalScope, ImportAssignment, ScopeProvider
 
-from autosig.infer.shape_use import shape_use
+from autosig.analysis.attribute_writes import MUTATORS
+from autosig.analysis.shape_reads import shape_use
 from autosig.rules.context import RuleContext
 from autosig.rules.hoist import (
-    MUTATORS,
     _assignments,
     _changes_state,
     _free_loads,
@@ -93,7 +93,6 @@ from autosig.rules.hoist import (
     _unrecorded_bindings,
     _wrapped,
 )
-from autosig.rules.project_writes import changes_elsewhere, copies_elsewhere
 from autosig.source.discover import FunctionSite
 from autosig.source.metadata import iter_tree
 from autosig.source.sites import FixSafety
@@ -292,7 +291,7 @@ def _judge_copies(ctx: RuleContext, cls: cst.ClassDef, verdict: _Verdict) -> Non
 
 
 def _judge_project_copies(ctx: RuleContext, verdict: _Verdict) -> None:
-    place = copies_elsewhere(ctx)
+    place = ctx.project_writes.copies()
     if place is not None:
         verdict.add(
             f"{place} deep-copies or pickles objects: "
@@ -644,7 +643,7 @@ class _Analysis:
     def _elsewhere(self, attr: str) -> None:
         """``self.<attr>`` is set once in this file: the project's other files must not
         change it either (``predictor.threshold = 0.9`` in a training script)."""
-        found = changes_elsewhere(self.ctx, attr)
+        found = self.ctx.project_writes.changes(attr)
         if found is None:
             return  # text from stdin: no project to look in
         if found.place is not None:

@@ -17,6 +17,7 @@ from typing import Any, TypeVar
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
+from autosig.analysis.project_writes import OtherFiles
 from autosig.rules.violation import ImportNeeded
 from autosig.source.discover import FunctionSite, discover_sites, parse_module
 from autosig.source.metadata import MetadataView
@@ -59,6 +60,12 @@ class RuleContext(MetadataView):
         if self.path.startswith("<") or not Path(self.path).is_file():
             return None
         return ProjectModules.around(self.path)
+
+    @cached_property
+    def project_writes(self) -> OtherFiles:
+        """What the project's other files may write or copy (AS106's per-instance cache
+        and the ``optimizer.build`` fix ask; every answer None for stdin)."""
+        return OtherFiles(None if self.project_modules is None else self.path)
 
     # -- traced code -------------------------------------------------------------------
     @cached_property

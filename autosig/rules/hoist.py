@@ -48,6 +48,7 @@ from typing import TypeVar
 import libcst as cst
 from libcst.metadata import Assignment, ImportAssignment, ScopeProvider
 
+from autosig.analysis.attribute_writes import MUTATORS
 from autosig.rules.context import LOOPS, RuleContext
 from autosig.source.metadata import children, iter_tree
 from autosig.source.sites import FixSafety
@@ -62,12 +63,6 @@ PURE_CALLS = frozenset(
 IMPURE_CALLS = frozenset({"builtins.print", "builtins.input", "builtins.open"})
 IMPURE_MODULES = ("random", "numpy.random", "time", "datetime", "os", "uuid", "secrets", "sys")
 """What a trace may not call for the hoist to be safe: I/O, and values that change."""
-
-MUTATORS = frozenset(
-    {"append", "extend", "insert", "pop", "remove", "clear", "update", "setdefault", "add"}
-    | {"discard", "popitem", "sort", "reverse", "write", "__setitem__", "__setattr__"}
-)
-"""Methods that change a Python container (or file) in place."""
 
 _READ_ONLY = (
     cst.Name,
