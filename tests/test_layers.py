@@ -207,19 +207,3 @@ def test_the_layout_tables_match_the_tree(doc: str) -> None:
         for part in first.split("`")[1::2]:
             where = ROOT / part if part.startswith("autosig/") else folder / part
             assert where.exists(), f"{doc}: {part}"
-
-
-def test_inference_stays_a_few_modules_by_concept() -> None:
-    """Issue 16: inference (with its analyses) is at most seven modules, not 21 small ones."""
-    modules = sorted(p.name for p in (ROOT / "autosig" / "infer").glob("*.py"))
-    assert len(modules) <= 7, modules
-
-
-def test_long_modules_say_why_they_are_one_module() -> None:
-    """A module over ~600 lines says at its top why it is not split (issue 16)."""
-    unexplained = []
-    for path in sorted((ROOT / "autosig").rglob("*.py")):
-        text = path.read_text(encoding="utf-8")
-        if text.count("\n") > 650 and "one module" not in text[:4000].lower():
-            unexplained.append(f"{path.relative_to(ROOT)} ({text.count(chr(10))} lines)")
-    assert not unexplained, unexplained

@@ -19,20 +19,20 @@ take tensors (``tape.gradient``, Keras losses and metrics) are fine. It is delib
 conservative: a use it cannot prove tensor-safe is reported, and the caller then keeps
 Python semantics (``reduce_retracing``) instead of tensorizing.
 
-One module of about 1,700 lines, because it is one dataflow walk: ``_Analysis`` follows
+One module of about 1,800 lines, because it is one dataflow walk: ``_Analysis`` follows
 each parameter's taint through assignments, calls and the functions it enters
 (``_Context`` holds what the walk shares: the parsed modules, classes and memoised
 analyses), and every rule above is a case of that walk reading the same taint, dtype and
 magnitude facts; split, its methods would pass that state to each other. What the APIs
-it meets do with a value is data in ``analysis/tf_apis.py``, and the two shapes of
-Python code it must tell from tensors are ``analysis/python_containers.py``. Here: the
-shared context and the entry points, then the walk.
+it meets do with a value is data in ``analysis/tf_apis.py``. Here: what is evidently a
+Python container, which names bound by tuple unpacking are tensors (the walk asks both
+at every index and unpacking), the shared context and the entry points, then the walk.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 
 import libcst as cst
@@ -45,14 +45,6 @@ from libcst.metadata import (
 )
 from libcst.metadata.base_provider import LazyValue
 
-from autosig.analysis.python_containers import (
-    Position,
-    element_is_tensor,
-    evidently_python,
-    returned_elements,
-    returns_tensor_at,
-    unpacked_positions,
-)
 from autosig.analysis.tf_apis import (
     AXIS_POSITION,
     BUILTINS_NEEDING_VALUES,
@@ -76,13 +68,145 @@ from autosig.analysis.tf_apis import (
 )
 from autosig.source.project_modules import ModuleResolver
 
+# --- python containers -----------------------------------------------------
+# Whether an expression is evidently a Python container (list, tuple, dict, set, str).
+#
+# The Python-value analysis reports a parameter that indexes something it cannot prove
+# to be a tensor. When that something is evidently a Python container (a literal, a
+# comprehension, ``list(...)``, or a name only ever bound to those), a tensor index
+# certainly fails or changes the result. Otherwise (``self.table[k]``, a module-level
+# name bound to a call) the analysis cannot decide: ``fix --verify`` may try the tensor.
+
+
+CONTAINER_NODES = (
+    cst.List,
+    cst.Tuple,
+    cst.Dict,
+    cst.Set,
+    cst.ListComp,
+    cst.DictComp,
+    cst.SetComp,
+    cst.SimpleString,
+    cst.ConcatenatedString,
+    cst.FormattedString,
+)
+CONTAINER_BUILTINS = frozenset({"list", "tuple", "dict", "set", "sorted", "str", "range"})
+MAX_DEPTH = 3
+
+
+def evidently_python(
+    node: cst.BaseExpression,
+    values_of: Callable[[str], list[cst.BaseExpression]],
+    builtin_of: Callable[[cst.Call], str | None],
+    depth: int = 0,
+) -> bool:
+    """``node`` is a Python container in every way the code can build it.
+
+    ``values_of(name)``: the expressions assigned to ``name`` (empty for a parameter or
+    an unknown name); ``builtin_of(call)``: the builtin a call runs, if any.
+    """
+    if isinstance(node, CONTAINER_NODES):
+        return True
+    if isinstance(node, cst.Call):
+        return builtin_of(node) in CONTAINER_BUILTINS
+    if isinstance(node, cst.Name) and depth < MAX_DEPTH:
+        values = values_of(node.value)
+        return bool(values) and all(
+            evidently_python(v, values_of, builtin_of, depth + 1) for v in values
+        )
+    return False
+
+
+# --- unpacked tensors ------------------------------------------------------
+# Names bound by tuple unpacking: which of them are tensors.
+#
+# ``inputs, labels = split_window(window)`` is how windowed data is split in TensorFlow's
+# own tutorials: a project helper returns a tuple of slices of a tensor. The Python-value
+# analysis needs to know that ``labels`` is a tensor (``labels[..., k]`` then indexes a
+# tensor, not a Python sequence). An element counts as a tensor only when every way the
+# value can be built gives a tensor at that position: a tuple literal whose element is a
+# tensor, or a call into a followed project function each of whose ``return``s is a
+# tuple of the same length with a tensor at that position.
+
+
+Position = tuple[int, int]
+"""(index of the name in the target, number of names in the target)."""
+
+
+def unpacked_positions(target: cst.CSTNode) -> Iterator[tuple[str, Position]]:
+    """``a, b = ...`` -> ("a", (0, 2)), ("b", (1, 2)); nothing for nested or starred targets."""
+    if not isinstance(target, (cst.Tuple, cst.List)):
+        return
+    elements = target.elements
+    if not all(isinstance(e, cst.Element) and isinstance(e.value, cst.Name) for e in elements):
+        return
+    for index, element in enumerate(elements):
+        assert isinstance(element.value, cst.Name)
+        yield element.value.value, (index, len(elements))
+
+
+def _element(value: cst.BaseExpression, position: Position) -> cst.BaseExpression | None:
+    """Element ``index`` of a tuple/list literal of exactly ``arity`` plain elements."""
+    index, arity = position
+    if not isinstance(value, (cst.Tuple, cst.List)) or len(value.elements) != arity:
+        return None
+    if any(isinstance(e, cst.StarredElement) for e in value.elements):
+        return None
+    return value.elements[index].value
+
+
+def returned_elements(own_nodes: Iterator[cst.CSTNode]) -> list[cst.Return]:
+    """The ``return``s among a function's own nodes (not nested functions'); [] if it yields."""
+    returns: list[cst.Return] = []
+    for node in own_nodes:
+        if isinstance(node, (cst.Yield, cst.Await)):
+            return []
+        if isinstance(node, cst.Return):
+            returns.append(node)
+    return returns
+
+
+def element_is_tensor(
+    value: cst.BaseExpression,
+    position: Position,
+    is_tensor: Callable[[cst.BaseExpression], bool],
+    callee_element: Callable[[cst.Call, Position], bool],
+) -> bool:
+    """Whether the name at ``position`` of a target unpacking ``value`` is a tensor.
+
+    ``is_tensor`` judges an expression in the caller; ``callee_element`` judges a call
+    into project code (the callee's returns, see ``returns_tensor_at``).
+    """
+    element = _element(value, position)
+    if element is not None:
+        return is_tensor(element)
+    if isinstance(value, cst.Call):
+        return callee_element(value, position)
+    return False
+
+
+def returns_tensor_at(
+    returns: list[cst.Return],
+    position: Position,
+    is_tensor: Callable[[cst.BaseExpression], bool],
+) -> bool:
+    """Every ``return`` gives a tuple of ``arity`` values with a tensor at ``index``."""
+    if not returns:
+        return False
+    for ret in returns:
+        element = None if ret.value is None else _element(ret.value, position)
+        if element is None or not is_tensor(element):
+            return False
+    return True
+
+
 FunctionNode = cst.FunctionDef | cst.Lambda
 
 RETURNED_STRING = (
     "returned as a Python value: a tf.string spec would make the function return a bytes "
     "tensor where it returned a str"
 )
-"""The one use of a string parameter an unsafe fix may accept (``autosig.infer.planner.returned_only``)."""
+"""The one use of a string parameter an unsafe fix may accept (``autosig.infer.python_params.returned_only``)."""
 
 TRACE_WORDS = re.compile(r"\b(re)?trac(e|ed|es|ing)\b", re.IGNORECASE)
 """As AS101: a print whose message mentions tracing is trace-time logging and stays."""
@@ -187,7 +311,7 @@ class _Context:
     optimistic: bool = False
     """Assume what cannot be decided is a tensor: a call autosig cannot follow returns
     one, an index into something not evidently a Python container gives one. Run only
-    to see whether the uses left are all undecidable (``autosig.infer.planner``, undecided)."""
+    to see whether the uses left are all undecidable (``autosig.infer.python_params``, undecided)."""
 
     def for_module(self, name: str) -> _Context | None:
         """A context over project module ``name`` (same stack and cache), if it resolves."""

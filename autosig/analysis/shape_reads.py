@@ -184,6 +184,13 @@ class ShapeRead:
     def covers(self, dim: int) -> bool:
         return self.dims is None or dim in self.dims
 
+    def reads_dim(self, dim: int) -> bool:
+        """Whether this read (any kind) may read dimension ``dim``: code outside the
+        project is assumed to accept any batch size (dimension 0)."""
+        if self.kind == "callee" and dim == 0:
+            return False
+        return self.covers(dim)
+
     @property
     def definite(self) -> bool:
         """A read in code we can see (not a guess about code outside the project)."""
@@ -958,10 +965,3 @@ def _without_batch(dims: frozenset[int] | None, rank: int | None) -> frozenset[i
     if dims is None:
         return frozenset(range(1, rank)) if rank is not None else None
     return frozenset(d for d in dims if d != 0)
-
-
-def callee_reads_dim(read: ShapeRead, dim: int) -> bool:
-    """Whether ``read`` (any kind) may read dimension ``dim``."""
-    if read.kind == "callee" and dim == 0:
-        return False
-    return read.covers(dim)

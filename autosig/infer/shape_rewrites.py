@@ -36,7 +36,7 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider, QualifiedNameSource
 
 from autosig.analysis.python_values import short_code, target_names
-from autosig.analysis.shape_reads import ShapeRead, ShapeUse, callee_reads_dim, shape_use
+from autosig.analysis.shape_reads import ShapeRead, ShapeUse, shape_use
 from autosig.infer.plan import ShapeRewrite
 from autosig.infer.size_arguments import (
     ELEMENTWISE,
@@ -1088,7 +1088,7 @@ def choose_rewrites(
 
         def stands(read: ShapeRead, wanted: set[tuple[str, int]] = wanted) -> bool:
             return read.definite and any(
-                callee_reads_dim(read, dim) for param, dim in wanted if param == read.param
+                read.reads_dim(dim) for param, dim in wanted if param == read.param
             )
 
         def free(param: str, dim: int, wanted: set[tuple[str, int]] = wanted) -> bool:
@@ -1102,7 +1102,7 @@ def choose_rewrites(
             (param, dim)
             for param, dim in wanted
             for read in left.reads.get(param, [])
-            if callee_reads_dim(read, dim) and (read.definite or (param, dim) not in varying)
+            if read.reads_dim(dim) and (read.definite or (param, dim) not in varying)
         }
         if not still:
             return found

@@ -197,7 +197,7 @@ def relax_shape(shape: Shape, policy: str) -> Shape:
     """Apply the shape policy: ``batch`` frees dimension 0, ``all`` every dimension.
 
     ``auto`` frees dimensions later, where the shape-use analysis proves it safe
-    (``autosig.infer.planner``); here it keeps them like ``none``.
+    (``autosig.infer.dimensions``); here it keeps them like ``none``.
     """
     if policy not in RELAX_POLICIES:
         raise ValueError(f"unknown relax policy {policy!r} (expected one of {RELAX_POLICIES})")

@@ -1,6 +1,6 @@
 """The engine's hook for ``optimizer.build(...)``: one plan entry in, one candidate edit out.
 
-The plan (``autosig.rewrite.build_first``) says a function created variables on its
+The plan (``autosig.infer.build_first``) says a function created variables on its
 first call and that a build can be written; the edit itself is found again on each
 pass's parse (``autosig.analysis.optimizer_build``), since the nodes change between
 passes. Once inserted, the next pass finds the optimizer built and adds nothing.
