@@ -220,7 +220,7 @@ def test_fix_verify_keeps_the_tried_tensor_that_verifies_and_falls_back_for_the_
     # `scaled` keeps its retraces (its `k` indexes a Python list): a problem left
     assert fixed.returncode == 1, fixed.stderr
     err = fixed.stderr
-    assert "written: model.py:13: lookup [input_signature]: equivalent; `k` tried" in err, err
+    assert "verified: model.py:13: lookup [input_signature]: equivalent; `k` tried" in err, err
     assert "fallback: model.py: scaled: verification failed (could not run" in err
     assert "list indices must be integers or slices" in err
     assert "kept k as Python value (k tried as a tensor" in err

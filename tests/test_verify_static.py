@@ -283,18 +283,18 @@ def test_verify_options_reach_its_settings(monkeypatch: pytest.MonkeyPatch) -> N
 
     seen = {}
 
-    def fake_verify(profile_path, args, settings, unsafe_fixes, output):  # noqa: ANN001, ANN202
-        seen["settings"], seen["args"] = settings, args
+    def fake_verify(profile_path, args, settings, unsafe_fixes, output, before):  # noqa: ANN001, ANN202
+        seen["settings"], seen["args"], seen["before"] = settings, args, before
         return 0
 
     monkeypatch.setattr(verify_command, "_verify", fake_verify)
     options = ["--rtol", "0.001", "--atol", "0.0001", "--no-reuse", "--xla-baseline"]
-    options += ["--calls", "7", "--device", "cpu"]
+    options += ["--calls", "7", "--device", "cpu", "--before", "HEAD"]
     result = CliRunner().invoke(cli, ["verify", *options, "--", "python", "train.py"])
     assert result.exit_code == 0, result.output
     settings = seen["settings"]
     assert (settings.rtol, settings.atol, settings.reuse) == (0.001, 0.0001, False)
     assert (settings.xla_baseline, settings.sample_calls, settings.device) == (True, 7, "cpu")
-    assert seen["args"] == ["python", "train.py"]
+    assert seen["args"] == ["python", "train.py"] and seen["before"] == "HEAD"
     defaults = CliRunner().invoke(cli, ["verify", "--", "python", "train.py"])
-    assert defaults.exit_code == 0 and seen["settings"].reuse is True
+    assert defaults.exit_code == 0 and seen["settings"].reuse is True and seen["before"] is None

@@ -28,6 +28,7 @@ from autosig.cli.common_options import (
     max_file_size_option,
     select_option,
 )
+from autosig.cli.interrupt import interruptible
 from autosig.errors import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, AutosigError
 from autosig.infer.plan import Plan
 from autosig.profile.format import candidate_roots, load_profile
@@ -40,7 +41,7 @@ from autosig.rewrite.call_site_report import (
     outside_lines,
 )
 from autosig.rewrite.patch import display_path, unified_diff, write_patch
-from autosig.rewrite.summary import file_summary, patch_header, total_summary
+from autosig.rewrite.summary import file_summary, patch_header, problems_left, total_summary
 from autosig.rules.checker import require_runnable_rules
 from autosig.rules.registry import select_rules
 from autosig.source.config import RELAX_CHOICES, Config, load_config
@@ -240,11 +241,13 @@ def command(
         else:
             by_file.append((file, outcome))
 
+    verification: tuple[int, int, int] | None = None
     if verify:
-        try:
-            _gate(profile, root, plan, by_file, unsafe, config, relax, errors)
-        except AutosigError as exc:
-            _fail(exc)
+        with interruptible("stopped the workload; nothing was written"):
+            try:
+                verification = _gate(profile, root, plan, by_file, unsafe, config, relax, errors)
+            except AutosigError as exc:
+                _fail(exc)
 
     dry_run = show_diff or patch_out is not None
     diff = "".join(
@@ -313,29 +316,17 @@ def command(
             errors=len(errors),
             files_seen=seen - len(skipped),
             skipped=skipped_phrase(len(skipped)) if skipped else "",
+            verification=verification,
         )
         click.echo(summary, err=True)
     if errors:
         sys.exit(EXIT_ERROR)
-    if show_diff:
-        sys.exit(EXIT_FINDINGS if diff else EXIT_OK)
+    withheld = verification is not None and any(verification[1:])
+    if show_diff:  # a change withheld by --verify is a problem to look at, as is a diff
+        sys.exit(EXIT_FINDINGS if diff or withheld else EXIT_OK)
     if patch_out is not None:
         sys.exit(EXIT_OK)  # the patch is written: 'fix --patch-out P && autosig apply P'
-    sys.exit(EXIT_FINDINGS if any(_open_problems(result) for result in results_only) else EXIT_OK)
-
-
-def _deliberate(finding: Finding) -> bool:
-    """A finding autosig leaves on purpose: a print that logs tracing (AS101)."""
-    from autosig.rules.as101_print import TRACE_LOG_MESSAGE  # libcst: only with findings
-
-    return finding.code == "AS101" and finding.message.endswith(
-        TRACE_LOG_MESSAGE.split("{name}")[-1]
-    )
-
-
-def _open_problems(result: FixResult) -> int:
-    """Problems fix could not solve; a deliberate trace-time print is not one."""
-    return result.unfixed - sum(1 for f in result.findings if _deliberate(f))
+    sys.exit(EXIT_FINDINGS if any(problems_left(result) for result in results_only) else EXIT_OK)
 
 
 def _on_disk(findings: Sequence[Finding], old_text: str, result: FixResult) -> list[Finding]:
@@ -473,7 +464,7 @@ def _fix_stdin(
         click.echo(report, nl=False, err=True)
     if show_diff:
         sys.exit(EXIT_FINDINGS if outcome.changed else EXIT_OK)
-    sys.exit(EXIT_FINDINGS if _open_problems(outcome) else EXIT_OK)
+    sys.exit(EXIT_FINDINGS if problems_left(outcome) else EXIT_OK)
 
 
 def _fail(exc: AutosigError) -> None:
@@ -716,8 +707,13 @@ def _gate(
     config: Config,
     relax: str | None,
     errors: list[AutosigError],
-) -> None:
-    """Replace each result by what verified (``autosig.verify.gate``); withhold the rest."""
+) -> tuple[int, int, int]:
+    """Replace each result by what verified (``autosig.verify.gate``); withhold the rest.
+
+    Returns (functions verified, functions or files withheld, functions not run). A
+    withheld file's report lines are mapped back to the file on disk (they were lines
+    of the rewrite that is not written).
+    """
     try:
         from autosig.verify.gate import gate_fixes
     except ImportError:
@@ -745,10 +741,23 @@ def _gate(
     for line in gated.messages():
         click.echo(f"verify: {line}", err=True)
     errors.extend(report.errors if report is not None else [])
+    withheld_sites = gated.withheld_sites()
     for rel, (file, result) in files.items():
+        # until reset below, result.new_text is the unverified rewrite: the findings'
+        # lines are its lines (``_on_disk`` maps them back to the file on disk)
+        not_run = [
+            f"not written: {qualname or 'changes outside any tf.function'} "
+            f"[{', '.join(changes)}]: the workload never called it, so nothing verified "
+            "the change"
+            for (path, qualname), changes in sorted(gated.not_run.items())
+            if path == rel
+        ]
         if rel in gated.withheld:
             result.withheld.append(f"verification failed: {gated.withheld[rel]}")
             result.left.append(f"not written: verification failed: {gated.withheld[rel]}")
+            if result.changed:
+                result.findings = _on_disk(result.findings, file.source.text, result)
+                result.left = _left_on_disk(result.left, file.source.text, result)
             result.new_text, result.changed, result.applied = file.source.text, False, []
         elif rel in gated.texts:
             result.new_text = gated.texts[rel]
@@ -756,11 +765,16 @@ def _gate(
             if gated.candidate is not None and rel in gated.candidate.applied:
                 result.applied = list(gated.candidate.applied[rel])
         elif result.changed:
-            result.left.append("not written: the verified rewrite leaves this file unchanged")
+            if not not_run:
+                result.left.append("not written: the verified rewrite leaves this file unchanged")
+            result.findings = _on_disk(result.findings, file.source.text, result)
+            result.left = _left_on_disk(result.left, file.source.text, result)
             result.new_text, result.changed, result.applied = file.source.text, False, []
+        result.left.extend(not_run)
         if gated.candidate is not None and rel not in gated.withheld:
-            untouched = frozenset(q for p, q in gated.untouched if p == rel)
-            _report_kept(file, result, gated.candidate.plan, rules[rel], unsafe, untouched)
+            untouched = frozenset(q or None for p, q in withheld_sites if p == rel)
+            _report_kept(file, result, gated.candidate.plan, rules[rel], unsafe, untouched)  # type: ignore[arg-type]
+    return gated.counts()
 
 
 def _report_kept(
