@@ -663,3 +663,23 @@ def test_fix_dash_reads_stdin_and_writes_the_fixed_source_to_stdout(tmp_path: Pa
     assert broken.returncode == 2 and broken.stdout == BROKEN.encode()  # buffer not lost
     assert b"-: error: does not parse (line 4" in broken.stderr
     assert not list(tmp_path.iterdir())  # nothing written
+
+
+def test_no_python_files_warns_as_check_does(tmp_path: Path) -> None:
+    (tmp_path / "empty").mkdir()
+    result = run(["fix", "empty"], tmp_path)
+    assert result.exit_code == 0
+    assert result.stderr.splitlines() == [
+        "warning: no Python files found under the given paths",
+        "Nothing to fix in 0 files.",
+    ]
+
+
+def test_a_binary_py_file_is_named_and_left_alone(tmp_path: Path) -> None:
+    (tmp_path / "blob.py").write_bytes(b"@tf.function\x00\xff")
+    result = run(["fix", "blob.py"], tmp_path)
+    assert result.exit_code == 2
+    assert "blob.py: error: skipped: binary data, not Python source (a NUL byte at byte 12)" in (
+        result.stderr
+    )
+    assert (tmp_path / "blob.py").read_bytes() == b"@tf.function\x00\xff"

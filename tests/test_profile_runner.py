@@ -122,6 +122,21 @@ def test_unwritable_output_is_refused_before_running(tmp_path: Path):
     assert not (tmp_path / "ran").exists()
 
 
+def test_no_command_after_options_shows_profiles_own_usage(tmp_path: Path):
+    """'autosig profile -o p.json' (the command forgotten): profile's usage, not that of
+    a 'profile run' subcommand the user never typed."""
+    for args in (["-o", "p.json"], ["-o", "p.json", "--"], []):
+        result = autosig("profile", *args, cwd=tmp_path)
+        assert result.returncode == 2
+        assert result.stderr.startswith(
+            "Usage: autosig profile [-o FILE] [--capture-outputs] -- CMD...\n"
+            "   or: autosig profile merge PROFILE... -o FILE\n"
+            "Try 'autosig profile --help' for help.\n"
+        ), result.stderr
+        assert "profile run" not in result.stderr
+        assert "Error: no command to record after '--'" in result.stderr
+
+
 def test_missing_command_is_one_line(tmp_path: Path):
     result = autosig("profile", "--", "no-such-command-autosig", cwd=tmp_path)
     assert result.returncode == 2

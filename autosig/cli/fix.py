@@ -233,6 +233,8 @@ def command(
             _fail(exc)
         files.extend(_call_site_files(others, plan, root))
 
+    if seen == 0 and not errors and not quiet:  # as check says it
+        click.echo("warning: no Python files found under the given paths", err=True)
     results = _fix_all(files, plan, unsafe, jobs if jobs is not None else config.jobs, quiet)
     by_file: list[tuple[_File, FixResult]] = []
     for file, outcome in zip(files, results, strict=True):

@@ -82,11 +82,26 @@ class SourceFile:
         return (codecs.BOM_UTF8 if self.bom else b"") + body
 
 
+def binary_error(data: bytes, path: Path | str) -> AutosigError | None:
+    """The error for a file that is not Python source but binary data (a NUL byte, which
+    Python itself refuses in source code), else None."""
+    at = data.find(b"\x00")
+    if at < 0:
+        return None
+    return AutosigError(
+        f"skipped: binary data, not Python source (a NUL byte at byte {at})", str(path)
+    )
+
+
 def decode_source(data: bytes, path: Path | str) -> tuple[str, str, bool]:
     """Decode source bytes the way Python would: BOM, coding cookie, else UTF-8.
 
-    Returns (text, encoding, bom). Raises AutosigError for undecodable bytes.
+    Returns (text, encoding, bom). Raises AutosigError for undecodable bytes and for
+    binary data (``binary_error``).
     """
+    binary = binary_error(data, path)
+    if binary is not None:
+        raise binary
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
     except SyntaxError as exc:
