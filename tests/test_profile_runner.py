@@ -375,3 +375,25 @@ def test_ctrl_c_during_a_recorded_tensorflow_run_is_130_and_partial(tmp_path: Pa
     assert "interrupted (signal 2, exit status 130): partial profile (1 tf.function" in err
     profile = load_profile(tmp_path / ".autosig" / "profile.json")
     assert profile.partial and profile.exit_code == 130 and profile.functions[0].calls >= 2
+
+
+def test_the_state_folder_ignores_itself_in_git(tmp_path: Path):
+    """.autosig/ gets a .gitignore of '*' (as pytest's cache does): profiles, samples and
+    stored verify runs never show in git status, with nothing to add to the project's."""
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+    (tmp_path / "work.py").write_text("print('hi')\n")
+    result = autosig("profile", "--", PYTHON, "work.py", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    ignore = tmp_path / ".autosig" / ".gitignore"
+    assert ignore.read_text().splitlines()[-1] == "*"
+    status = subprocess.run(
+        ["git", "status", "--porcelain", "--untracked-files=all"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert status.stdout == "?? work.py\n"
+    ignore.write_text("# mine\n")  # the user's own version is kept
+    autosig("profile", "--", PYTHON, "work.py", cwd=tmp_path)
+    assert ignore.read_text() == "# mine\n"

@@ -25,6 +25,7 @@ report.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import tempfile
@@ -36,6 +37,7 @@ from typing import Any
 
 from autosig.errors import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, AutosigError
 from autosig.profile.format import FunctionRecord
+from autosig.source.files import STATE_DIR, mark_state_dir
 from autosig.verify.candidate import Candidate
 from autosig.verify.compare import (
     XLA_TOLERANCE_SCALE,
@@ -394,7 +396,10 @@ def stored_runs_dir(
         "watched": sorted(candidate.texts),
     }
     digest = hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:20]
-    base = candidate.root / ".autosig" / "verify-runs"
+    base = candidate.root / STATE_DIR / "verify-runs"
+    with contextlib.suppress(OSError):
+        base.mkdir(parents=True, exist_ok=True)
+    mark_state_dir(base)
     _prune(base, keep=4)
     return base / digest
 
