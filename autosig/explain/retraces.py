@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -424,9 +424,16 @@ def _owner_text(record: FunctionRecord) -> str:
 
 
 def explain_function(
-    record: FunctionRecord, profile_path: str | None = None, plan: FunctionPlan | None = None
+    record: FunctionRecord,
+    profile_path: str | None = None,
+    plan: FunctionPlan | None = None,
+    summarise: Collection[int] | None = None,
 ) -> Explanation:
-    """Every trace of ``record`` explained; ``plan``: what ``autosig fix`` will do with it."""
+    """Every trace of ``record`` explained; ``plan``: what ``autosig fix`` will do with it.
+
+    ``summarise``: the (1-based) traces the summary lines count, when only some are in
+    question (a retrace budget's extra traces of one tf.function object); default all.
+    """
     if not record.editable:
         plan = None  # library code: fix only prints call-site advice, explain gives its own
     exp = Explanation(record, plan=plan)
@@ -447,7 +454,11 @@ def explain_function(
             )
         )
     advice = _Advice(record, profile_path, plan)
-    exp.summary = _summarise(record, exp.retraces, advice)
+    counted = exp.retraces
+    if summarise is not None:
+        wanted = set(summarise)
+        counted = [r for r in exp.retraces if r.trace in wanted]
+    exp.summary = _summarise(record, counted, advice)
     exp.notes = _notes(record)
     exp.notes.extend(distributed_note(record, plan, advice.command))
     exp.notes.extend(object_notes(record, plan))
