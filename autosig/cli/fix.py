@@ -283,10 +283,13 @@ def command(
     results_only = [result for _, result in by_file]
     mark_unhelped(plan, {file.profile_rel: result for file, result in by_file})
     errors.extend(_stale_errors(results_only, profile_path))
-    if dry_run:  # nothing is written: lines must be those of the files on disk
-        for file, result in by_file:
+    for file, result in by_file:  # report lines are lines of the files as they now are
+        if dry_run:
             result.findings = _on_disk(result.findings, file.source.text, result)
             result.left = _left_on_disk(result.left, file.source.text, result)
+        else:
+            result.findings = _in_written(result.findings, file.source.text, result)
+            result.left = _left_in_written(result.left, file.source.text, result)
     remaining = [finding for _, result in by_file for finding in result.findings]
     if show_diff and output_format == "json":
         click.echo(_diff_json(diff, remaining, errors), nl=False)
@@ -331,12 +334,28 @@ def command(
     sys.exit(EXIT_FINDINGS if any(problems_left(result) for result in results_only) else EXIT_OK)
 
 
+def _from_profile(finding: Finding) -> bool:
+    """A profile finding (AS2xx) is placed at the profiled function's line in the file as
+    read; a static finding at its line in the text the rules ran on, the rewrite."""
+    return finding.code.startswith("AS2")
+
+
 def _on_disk(findings: Sequence[Finding], old_text: str, result: FixResult) -> list[Finding]:
-    """Findings of a dry run, with lines in the file on disk (not the rewritten text)."""
+    """Findings of a dry run (or of a rewrite not written), with lines in the file on
+    disk: static findings mapped back from the rewrite, profile findings already there."""
     if not result.changed or not findings:
         return list(findings)
     to_old = line_map(result.new_text, old_text)
-    return [replace(f, line=to_old(f.line)) for f in findings]
+    return [f if _from_profile(f) else replace(f, line=to_old(f.line)) for f in findings]
+
+
+def _in_written(findings: Sequence[Finding], old_text: str, result: FixResult) -> list[Finding]:
+    """Findings of a written file, with lines in the file as written: profile findings
+    mapped forward from the file as read."""
+    if not result.changed or not findings:
+        return list(findings)
+    to_new = line_map(old_text, result.new_text)
+    return [replace(f, line=to_new(f.line)) if _from_profile(f) else f for f in findings]
 
 
 def _left_on_disk(left: list[str], old_text: str, result: FixResult) -> list[str]:
@@ -348,6 +367,24 @@ def _left_on_disk(left: list[str], old_text: str, result: FixResult) -> list[str
     to_old = line_map(result.new_text, old_text)
     return [
         re.sub(r"^line (\d+):", lambda m: f"line {to_old(int(m.group(1)))}:", item) for item in left
+    ]
+
+
+def _left_in_written(left: list[str], old_text: str, result: FixResult) -> list[str]:
+    """The engine's "name (line N): ..." items (lines of the file as read, where the plan
+    placed the function), with lines of the file as written."""
+    import re
+
+    if not result.changed:
+        return left
+    to_new = line_map(old_text, result.new_text)
+    return [
+        re.sub(
+            r"^(\S+) \(line (\d+)\):",
+            lambda m: f"{m.group(1)} (line {to_new(int(m.group(2)))}):",
+            item,
+        )
+        for item in left
     ]
 
 
