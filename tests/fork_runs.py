@@ -102,10 +102,12 @@ class ForkServer:
         self.count += 1
         base = self.folder / str(self.count)
         files = {name: Path(f"{base}.{name}") for name in ("stdout", "stderr", "status")}
+        tmp = self.folder / "tmp"  # a program killed here leaves its temporary files in it
+        tmp.mkdir(exist_ok=True)
         request = {
             "argv": args,
             "cwd": str(cwd),
-            "env": dict(self.env if env is None else env),
+            "env": {**(self.env if env is None else env), "TMPDIR": str(tmp)},
             **{name: str(path) for name, path in files.items()},
         }
         assert self.proc.stdin is not None and self.proc.stdout is not None

@@ -17,11 +17,11 @@ PYTHON = sys.executable
 ENV = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"}
 
 
-def autosig(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+def autosig(*args: str, cwd: Path, **env: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [PYTHON, "-m", "autosig", *args],
         cwd=cwd,
-        env=ENV,
+        env={**ENV, **env},
         capture_output=True,
         text=True,
         timeout=300,
@@ -212,7 +212,11 @@ CRASHING = textwrap.dedent(
 def test_crash_and_killed_child_still_leave_a_valid_profile(tmp_path: Path):
     pytest.importorskip("tensorflow")
     (tmp_path / "crash.py").write_text(CRASHING)
-    result = autosig("profile", "--capture-outputs", "--", PYTHON, "crash.py", cwd=tmp_path)
+    tmp = tmp_path / "tmp"  # the SIGTERM'd child runs no exit handler: AutoGraph's files stay
+    tmp.mkdir()
+    result = autosig(
+        "profile", "--capture-outputs", "--", PYTHON, "crash.py", cwd=tmp_path, TMPDIR=str(tmp)
+    )
     assert result.returncode == 1
     assert "RuntimeError: the program crashes" in result.stderr
     assert "child returncode -15" in result.stdout
