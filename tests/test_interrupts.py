@@ -207,23 +207,32 @@ print("done")
 """
 
 
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    (tmp_path / "model.py").write_text(MODEL)
-    (tmp_path / "train.py").write_text(TRAIN)
-    return tmp_path
-
-
-def _profile(project: Path) -> None:
+@pytest.fixture(scope="module")
+def profiled(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The project, profiled once for the module's tests (each works on a copy: a
+    profile in .autosig/ belongs to the folder holding it)."""
+    template = tmp_path_factory.mktemp("profiled")
+    (template / "model.py").write_text(MODEL)
+    (template / "train.py").write_text(TRAIN)
     done = subprocess.run(
         [PYTHON, "-m", "autosig", "profile", "--", PYTHON, "train.py"],
-        cwd=project,
+        cwd=template,
         env=ENV,
         capture_output=True,
         text=True,
         timeout=300,
     )
     assert done.returncode == 0, done.stderr
+    return template
+
+
+@pytest.fixture
+def project(profiled: Path, tmp_path: Path) -> Path:
+    import shutil
+
+    copy = tmp_path / "project"
+    shutil.copytree(profiled, copy)
+    return copy
 
 
 def _interrupt_once_running(proc: subprocess.Popen, marker: Path) -> tuple[int, float]:
@@ -238,7 +247,6 @@ def _interrupt_once_running(proc: subprocess.Popen, marker: Path) -> tuple[int, 
 @pytest.mark.tf
 @pytest.mark.slow
 def test_ctrl_c_stops_verify_at_once_and_stores_nothing(project: Path) -> None:
-    _profile(project)
     tmp = project / "tmp"
     tmp.mkdir()
     marker = project / "running"
@@ -269,7 +277,6 @@ def test_ctrl_c_stops_verify_at_once_and_stores_nothing(project: Path) -> None:
 @pytest.mark.tf
 @pytest.mark.slow
 def test_ctrl_c_during_fix_verify_writes_nothing(project: Path) -> None:
-    _profile(project)
     marker = project / "running"
     proc = start_autosig(
         "fix",
