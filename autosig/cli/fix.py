@@ -90,13 +90,13 @@ Examples:
 \b
 Exit codes: 0 everything fixed (with --diff: nothing would change; with
 --patch-out: the patch was written, so 'fix --patch-out P && autosig apply P' works);
-1 problems left unfixed (with --diff: changes to review; a print that logs tracing,
-left on purpose, is not a problem); 2 an error (bad path, a file that does not
-parse, a read-only file, a bad profile, a function changed since it was profiled,
-a patch that cannot be written). Other files are still fixed. A file skipped as
-over --max-file-size is a warning (also in sarif and github output, and counted in
-the summary), not an error. A --select that leaves no rule to run (only verify
-codes, or profile codes without --profile) is an error.
+1 problems left unfixed (with --diff: changes to review, or with --verify a change
+withheld; a print that logs tracing, left on purpose, is not a problem); 2 an error
+(bad path, a file that does not parse, a read-only file, a bad profile, a function
+changed since it was profiled, a patch that cannot be written). Other files are
+still fixed. A file skipped as over --max-file-size is a warning (also in sarif and
+github output, and counted in the summary), not an error. A --select that leaves no
+rule to run (only verify codes, or profile codes without --profile) is an error.
 
 \b
 With --diff, stdout is the diff: --format json prints one object {"diff": ...,
@@ -139,8 +139,9 @@ Lines in reports of --diff and --patch-out are lines of the files on disk.
     default=False,
     show_default=True,
     help="Run the profiled command on the original and the rewritten code and write only "
-    "rewrites whose outputs match (needs --profile). With --unsafe-fixes it also tries as "
-    "tensors the Python values the analysis cannot decide (evidence, not proof).",
+    "rewrites whose outputs match (needs --profile); changes to functions the command never "
+    "calls are not verified, so they are withheld too ('not run'). With --unsafe-fixes it "
+    "also tries as tensors the Python values the analysis cannot decide (evidence, not proof).",
 )
 @select_option
 @ignore_option
