@@ -291,3 +291,29 @@ def test_ctrl_c_during_fix_verify_writes_nothing(project: Path) -> None:
     assert proc.returncode == 130
     assert not alive(workload)
     assert (project / "model.py").read_text() == MODEL
+
+
+def process_state(pid: int) -> str:
+    return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[-1].split()[0]
+
+
+def test_ctrl_z_stops_the_command_with_autosig_and_fg_resumes_both(tmp_path: Path) -> None:
+    """The command is in a group of its own, so the terminal's SIGTSTP reaches autosig
+    only: autosig stops the command's group, then itself; SIGCONT (a shell's fg)
+    resumes both."""
+    (tmp_path / "family.py").write_text(FAMILY)
+    proc = start_autosig("profile", "--", PYTHON, "family.py", cwd=tmp_path)
+    wait_for(tmp_path / "ready", proc)
+    grandchild = int((tmp_path / "ready").read_text())
+    proc.send_signal(signal.SIGTSTP)
+    deadline = time.monotonic() + 30
+    while process_state(proc.pid) != "T" or process_state(grandchild) != "T":
+        assert time.monotonic() < deadline, "autosig and the command did not stop"
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGCONT)
+    while process_state(grandchild) == "T":
+        assert time.monotonic() < deadline, "the command was not resumed"
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err

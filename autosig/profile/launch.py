@@ -117,7 +117,8 @@ def run_supervised(
     SIGINT, SIGTERM and SIGHUP to the whole group, children of the command included. A
     terminal's Ctrl-C reaches autosig's group only, so the command sees it exactly once,
     from the relay. The command keeps its stdin, stdout and stderr (a terminal that is
-    not its controlling one reads and writes as before). ``stop_grace_s``: after a relayed
+    not its controlling one reads and writes as before). Ctrl-Z (SIGTSTP) stops the
+    group and then autosig, and a shell's ``fg`` resumes both. ``stop_grace_s``: after a relayed
     signal, the group is killed (SIGKILL) if the command has not ended within that many
     seconds, or at once on a second signal; None waits for the command to end as it
     chooses. After an interrupted command, whatever is left of its group is killed.
@@ -135,11 +136,23 @@ def run_supervised(
             escalate = stop_grace_s is not None and len(received) > 1
             _signal_group(started[0].pid, signal.SIGKILL if escalate else signum)
 
+    def suspend(signum: int, frame: Any) -> None:
+        """Ctrl-Z: stop the command's group, then autosig itself; on fg, both go on."""
+        if started:
+            _signal_group(started[0].pid, signal.SIGSTOP)
+        signal.signal(signal.SIGTSTP, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGTSTP)  # stopped here until the shell's SIGCONT
+        signal.signal(signal.SIGTSTP, suspend)
+        if started:
+            _signal_group(started[0].pid, signal.SIGCONT)
+
     handlers: dict[int, Any] = {}
     if main:
         for sig in FORWARDED_SIGNALS:
             if signal.getsignal(sig) is not signal.SIG_IGN:  # nohup, `cmd &` in a script
                 handlers[sig] = signal.signal(sig, relay)
+        if signal.getsignal(signal.SIGTSTP) is signal.SIG_DFL:  # job control: a terminal
+            handlers[signal.SIGTSTP] = signal.signal(signal.SIGTSTP, suspend)
     try:
         try:
             proc = subprocess.Popen(list(cmd), env=env, start_new_session=main, **popen)
