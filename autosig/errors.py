@@ -17,3 +17,19 @@ class AutosigError(Exception):
         self.path = path
         self.message = message
         super().__init__(f"{path}: {message}" if path else message)
+
+
+class Interrupted(KeyboardInterrupt):
+    """autosig was asked to stop (Ctrl-C, SIGTERM) while it ran a command for the user.
+
+    The command's process group was stopped before this is raised; the CLI exits with
+    ``exit_code``, 128+N for signal N (130 for Ctrl-C), as a shell reports it.
+    """
+
+    def __init__(self, signum: int = 2) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+    @property
+    def exit_code(self) -> int:
+        return 128 + self.signum

@@ -1,8 +1,15 @@
-"""Shared pytest options. Kept minimal and TensorFlow-free."""
+"""Shared pytest options and fixtures. Kept TensorFlow-free: TensorFlow is imported only
+in the processes the ``tf`` tests start."""
 
 from __future__ import annotations
 
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
 import pytest
+
+TESTS = Path(__file__).resolve().parent
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -12,3 +19,17 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=False,
         help="rewrite golden/*/expected/ from the current autosig output (review the git diff)",
     )
+
+
+@pytest.fixture(scope="session")
+def tf_forks() -> Iterator[object]:
+    """One process per test worker that imported TensorFlow; plain programs run as its
+    forks (``fork_runs.ForkServer``), skipping the import each would pay."""
+    sys.path.insert(0, str(TESTS))
+    from fork_runs import ForkServer, tf_program_env
+
+    server = ForkServer(tf_program_env())
+    try:
+        yield server
+    finally:
+        server.close()

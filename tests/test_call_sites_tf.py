@@ -16,6 +16,7 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -123,7 +124,9 @@ def _results(stdout: str) -> tuple[list[dict], dict[str, int]]:
     return rows, traces
 
 
-def test_rewritten_call_sites_compute_the_same_on_unseen_values(tmp_path: Path) -> None:
+def test_rewritten_call_sites_compute_the_same_on_unseen_values(
+    tmp_path: Path, tf_forks: Any
+) -> None:
     (tmp_path / "model.py").write_text(MODEL)
     (tmp_path / "driver.py").write_text(DRIVER)
     python = sys.executable
@@ -145,8 +148,10 @@ def test_rewritten_call_sites_compute_the_same_on_unseen_values(tmp_path: Path) 
     assert text.count("tf.constant(") == 3 and "input_signature" not in text
     assert "Fixed 1 file: 2 call sites passing tensors." in fixed.stderr
 
-    before = _run([python, "driver.py", "original.py"], tmp_path, UNSEEN="1")
-    after = _run([python, "driver.py", "model.py"], tmp_path, UNSEEN="1")
+    # the programs themselves: forks of one TensorFlow import (conftest's tf_forks)
+    before = tf_forks.run(["driver.py", "original.py"], tmp_path, _env(UNSEEN="1"))
+    after = tf_forks.run(["driver.py", "model.py"], tmp_path, _env(UNSEEN="1"))
+    assert before.returncode == 0 and after.returncode == 0, before.stderr + after.stderr
     rows_before, traces_before = _results(before.stdout)
     rows_after, traces_after = _results(after.stdout)
     assert [r["label"] for r in rows_before] == ["profiled", "unseen"]

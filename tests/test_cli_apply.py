@@ -95,3 +95,12 @@ def test_recount_after_adding_a_line_by_hand(project: Path) -> None:
     applied = run(["apply", "fixes.patch", "--recount"], project)
     assert applied.exit_code == 0, applied.output
     assert (project / "src" / "a.py").read_text() == NEW.replace("x3 = 33\n", "x3 = 33\nx3b = 3\n")
+
+
+def test_a_file_that_is_no_patch_is_named(project: Path) -> None:
+    (project / "bad.py").write_text("x = (\n")
+    result = run(["apply", "bad.py"], project)
+    assert result.exit_code == 2
+    assert result.stderr == (
+        "bad.py: error: no file changes found in the patch (is it a unified diff?)\n"
+    )

@@ -209,7 +209,7 @@ def test_bad_config_exits_2_naming_file_and_key(tmp_path: Path) -> None:
     assert result.stderr.strip() == (
         f"{tmp_path / 'pyproject.toml'}: error: unknown key 'tool.autosig.ignroe'; did you mean "
         "'ignore'? (known: select, ignore, exclude, per-path-ignores, unsafe-fixes, relax, jobs, "
-        "functions, max-file-size)"
+        "functions, max-file-size, max-traces)"
     )
 
 
@@ -657,3 +657,15 @@ def test_summary_counts_files_with_findings_apart_from_files_checked(tmp_path: P
     make_tree(tmp_path, {"a.py": DIRTY, "b.py": DIRTY, "c.py": CLEAN, "d.py": "x = 1\n"})
     result = run([str(tmp_path)])
     assert re.match(r"Found 4 findings in 2 of 4 files checked \(", result.stderr), result.stderr
+
+
+def test_a_binary_py_file_is_an_error_naming_it_and_the_rest_is_checked(tmp_path: Path) -> None:
+    """Python refuses a NUL byte in source: such a file is not skipped silently."""
+    make_tree(tmp_path, {"blob.py": b"import tensorflow\x00\x01\xff", "model.py": DIRTY})
+    result = run([str(tmp_path)])
+    assert result.exit_code == 2
+    assert (
+        f"{tmp_path / 'blob.py'}: error: skipped: binary data, not Python source "
+        "(a NUL byte at byte 17)\n"
+    ) in result.output
+    assert "AS101" in result.stdout  # model.py still checked

@@ -387,74 +387,6 @@ def test_fix_never_imports_tensorflow_even_with_a_profile(project: Path) -> None
         assert "LOADED []" in proc.stderr
 
 
-VARYING = """\
-import tensorflow as tf
-
-
-@tf.function
-def scale(x):
-    return x * 2.0
-"""
-
-DRIVER = """\
-import numpy as np
-import tensorflow as tf
-
-from model import scale
-
-for n in range(2, 7):
-    print(float(tf.reduce_sum(scale(tf.constant(np.arange(n, dtype=np.float32))))))
-print("TRACES", scale.experimental_get_tracing_count())
-"""
-
-
-@pytest.mark.tf
-@pytest.mark.slow
-def test_profile_then_fix_verify_writes_the_verified_signature(tmp_path: Path) -> None:
-    (tmp_path / "model.py").write_text(VARYING)
-    (tmp_path / "driver.py").write_text(DRIVER)
-    checkout = Path(__file__).resolve().parent.parent  # this autosig, not an installed one
-    env = {
-        **os.environ,
-        "TF_CPP_MIN_LOG_LEVEL": "2",
-        "PYTHONPATH": f"{tmp_path}{os.pathsep}{checkout}",
-    }
-    autosig = [sys.executable, "-m", "autosig"]
-    profiled = subprocess.run(
-        [*autosig, "profile", "--", sys.executable, "driver.py"],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert profiled.returncode == 0, profiled.stderr
-    assert "TRACES 5" in profiled.stdout
-    fixed = subprocess.run(
-        [*autosig, "fix", "model.py", "--profile", ".autosig/profile.json", "--verify"],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert fixed.returncode == 0, fixed.stderr
-    assert "verify: model.py:5: scale: equivalent" in fixed.stderr
-    assert (
-        "@tf.function(input_signature=[tf.TensorSpec(shape=[None], dtype=tf.float32)])"
-        in (tmp_path / "model.py").read_text()
-    )
-    rerun = subprocess.run(
-        [sys.executable, "driver.py"],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert "TRACES 1" in rerun.stdout
-
-
 # -- files skipped as over max-file-size ----------------------------------------------------
 
 
@@ -584,9 +516,35 @@ def test_a_print_that_logs_tracing_is_not_a_problem_left(tmp_path: Path) -> None
     assert result.exit_code == 0, result.output
     assert "logs tracing on purpose" in result.stdout  # still reported
     assert (tmp_path / "m.py").read_text() == source
+    # one count for the summary and the exit code: the print is not a problem left
+    assert result.stderr.splitlines()[-1] == (
+        "Nothing to fix in 1 file; 1 tracing print kept on purpose."
+    )
     # a real problem next to it still exits 1
     (tmp_path / "m.py").write_text(source.replace("return x * 2", "return x.numpy()"))
-    assert run(["fix", "m.py"], tmp_path).exit_code == 1
+    both = run(["fix", "m.py"], tmp_path)
+    assert both.exit_code == 1
+    assert both.stderr.splitlines()[-1] == (
+        "Nothing to fix in 1 file; 1 problem left (see above); 1 tracing print kept on purpose."
+    )
+
+
+def test_a_stale_function_is_an_error_not_also_a_problem_left(project: Path) -> None:
+    """The summary counts what it lists: three findings, and the stale function as its
+    one error line (its static fix, AS107, is unsafe here, so nothing is written)."""
+    text = TRAIN.replace(
+        "        return x * lr\n", "        return self.w.assign_add(tf.reduce_sum(x)) * lr\n"
+    )
+    (project / "src" / "train.py").write_text(text)
+    profile = write_profile(project, text, stale=True)
+    result = run(["fix", "src/train.py", "--profile", str(profile)], project)
+    assert result.exit_code == 2
+    errors = [line for line in result.stderr.splitlines() if ": error: " in line]
+    assert len(errors) == 1 and "Model.step changed since" in errors[0]
+    assert len(result.stdout.splitlines()) == 3  # AS107 of step, AS201 and AS204 of other
+    assert result.stderr.splitlines()[-1] == (
+        "Nothing to fix in 1 file; 3 problems left (see above); 1 error."
+    )
 
 
 NUMPY_BELOW = TRAIN.replace(
@@ -626,7 +584,9 @@ def test_readme_patch_out_one_liner_applies_the_fixes(project: Path) -> None:
     line = next(
         raw.split("#")[0].strip()
         for raw in readme.splitlines()
-        if "--patch-out fixes.patch" in raw and "&& autosig apply fixes.patch" in raw
+        if raw.startswith("autosig fix")
+        and "--patch-out fixes.patch" in raw
+        and "&& autosig apply fixes.patch" in raw
     )
     write_profile(project, TRAIN)
     script = Path(sys.executable).parent / "autosig"
@@ -663,3 +623,83 @@ def test_fix_dash_reads_stdin_and_writes_the_fixed_source_to_stdout(tmp_path: Pa
     assert broken.returncode == 2 and broken.stdout == BROKEN.encode()  # buffer not lost
     assert b"-: error: does not parse (line 4" in broken.stderr
     assert not list(tmp_path.iterdir())  # nothing written
+
+
+def test_no_python_files_warns_as_check_does(tmp_path: Path) -> None:
+    (tmp_path / "empty").mkdir()
+    result = run(["fix", "empty"], tmp_path)
+    assert result.exit_code == 0
+    assert result.stderr.splitlines() == [
+        "warning: no Python files found under the given paths",
+        "Nothing to fix in 0 files.",
+    ]
+
+
+def test_a_binary_py_file_is_named_and_left_alone(tmp_path: Path) -> None:
+    (tmp_path / "blob.py").write_bytes(b"@tf.function\x00\xff")
+    result = run(["fix", "blob.py"], tmp_path)
+    assert result.exit_code == 2
+    assert "blob.py: error: skipped: binary data, not Python source (a NUL byte at byte 12)" in (
+        result.stderr
+    )
+    assert (tmp_path / "blob.py").read_bytes() == b"@tf.function\x00\xff"
+
+
+WITHHELD = TRAIN.replace(
+    "def other(x, cfg):\n    return x\n", "def other(x, cfg):\n    return x.numpy()\n"
+)
+
+
+@pytest.mark.parametrize("dry_run", [True, False])
+def test_a_withheld_file_reports_lines_of_the_file_on_disk(
+    project: Path, monkeypatch: pytest.MonkeyPatch, dry_run: bool
+) -> None:
+    """fix --verify withholds the whole file: its report's lines are the file's own (the
+    signature the rewrite added would have moved the .numpy() on line 12 down), nothing
+    says it was written, and --diff exits 1: there is something to look at."""
+    import autosig.verify.gate as gate
+
+    (project / "src" / "train.py").write_text(WITHHELD)
+    profile = write_profile(project, WITHHELD)
+    plain = run(["fix", "src/train.py", "--profile", str(profile), "--diff"], project)
+    assert "@@ -2,7 +2,10 @@" in plain.stdout  # the rewrite moves the lines below down
+    monkeypatch.setattr(
+        gate,
+        "gate_fixes",
+        lambda *a, **k: gate.GateResult(withheld={"src/train.py": "Model.step is not equivalent"}),
+    )
+    args = ["fix", "src/train.py", "--profile", str(profile), "--verify"]
+    result = run([*args, "--diff"] if dry_run else args, project)
+    assert result.exit_code == 1, result.output
+    assert (project / "src" / "train.py").read_text() == WITHHELD
+    assert "written" not in result.stderr.replace("not written", "")
+    assert "Nothing to fix in 1 file; verified 0 functions, withheld 1 (verification failed)" in (
+        result.stderr
+    )
+    if dry_run:
+        assert result.stdout == ""
+        assert "  - line 12: AS105" in result.stderr
+    else:
+        assert "src/train.py:12:12: AS105" in result.stdout
+        assert "src/train.py:11:5: AS204" in result.stdout  # not written: lines as on disk
+
+
+def test_profile_findings_are_placed_in_the_file_as_written(project: Path) -> None:
+    """A written signature moves the functions below it: the report of a write speaks
+    of the written file, the report of --diff of the file on disk, for static and profile
+    findings alike."""
+    (project / "src" / "train.py").write_text(WITHHELD)
+    profile = write_profile(project, WITHHELD)
+    args = ["fix", "src/train.py", "--profile", str(profile)]
+    dry = run([*args, "--diff", "--format", "json"], project)
+    assert [(f["code"], f["line"]) for f in json.loads(dry.stdout)["findings"]] == [
+        ("AS105", 12),
+        ("AS201", 11),
+        ("AS204", 11),
+    ]
+    written = run(args, project)
+    lines = (project / "src" / "train.py").read_text().splitlines()
+    assert lines[13] == "def other(x, cfg):" and lines[14].endswith("x.numpy()")
+    assert "src/train.py:15:12: AS105" in written.stdout
+    assert "src/train.py:14:5: AS204" in written.stdout
+    assert "  - other (line 14): not fixed:" in written.stderr

@@ -16,6 +16,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -114,15 +115,15 @@ print("FREE " + json.dumps([s.shape.as_list() for s in free.element_spec._compon
 )
 
 
-def test_replay_matches_tensorflow_and_element_spec_facts(tmp_path: Path) -> None:
+def test_replay_matches_tensorflow_and_element_spec_facts(tmp_path: Path, tf_forks: Any) -> None:
     (tmp_path / "replay.py").write_text(REPLAY)
     proc = autosig(
         "profile", "-o", PROFILE, "--", sys.executable, "replay.py", "plain", cwd=tmp_path
     )
     plain = last_json(proc.stdout, "COUNTS")
-    relaxed = last_json(
-        run([sys.executable, "replay.py", "reduce_retracing"], tmp_path).stdout, "COUNTS"
-    )
+    replayed = tf_forks.run(["replay.py", "reduce_retracing"], tmp_path, env())  # a fork
+    assert replayed.returncode == 0, replayed.stderr[-3000:]
+    relaxed = last_json(replayed.stdout, "COUNTS")
     assert plain["lengths_step"] == 6 and relaxed["lengths_step"] == 2  # the issue's 6 -> 2
     assert relaxed["partial_step"] == 3  # the batch dimension relaxes later: one more
     profile = load_profile(tmp_path / PROFILE)
@@ -205,7 +206,9 @@ print(f"SCALE {model.scale.numpy():.6f}")
 """
 
 
-def test_fix_writes_the_element_spec_signature_and_keeps_results(tmp_path: Path) -> None:
+def test_fix_writes_the_element_spec_signature_and_keeps_results(
+    tmp_path: Path, tf_forks: Any
+) -> None:
     (tmp_path / "model.py").write_text(MODEL)
     (tmp_path / "driver.py").write_text(DRIVER)
     autosig("profile", "-o", PROFILE, "--", sys.executable, "driver.py", "model.py", cwd=tmp_path)
@@ -215,14 +218,7 @@ def test_fix_writes_the_element_spec_signature_and_keeps_results(tmp_path: Path)
     assert "@tf.function(input_signature=[dist_dataset.element_spec])\ndef step(" in fixed
     outputs = {}
     for name in ("original.py", "model.py"):
-        proc = subprocess.run(
-            [sys.executable, "driver.py", name],
-            cwd=tmp_path,
-            env={**env(), "MORE": "1"},
-            capture_output=True,
-            text=True,
-            timeout=300,
-        )
+        proc = tf_forks.run(["driver.py", name], tmp_path, {**env(), "MORE": "1"})  # a fork
         assert proc.returncode == 0, proc.stderr[-3000:]
         outputs[name] = proc.stdout.splitlines()
     traces = {name: last_json("\n".join(lines), "TRACES") for name, lines in outputs.items()}

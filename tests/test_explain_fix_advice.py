@@ -198,10 +198,14 @@ def test_stale_source_says_only_the_static_fix_applies(tmp_path: Path) -> None:
     where = project(tmp_path, PYRAMID, record)
     text = explain(where)
     (levels,) = summaries(text, "levels")
-    assert "scalar TensorSpec" not in levels and "which still traces once per" in levels
+    assert levels.endswith(
+        "fix: re-run autosig profile first: the profile is stale for pyramid (see the note)"
+    )
     assert (
-        "gives pyramid reduce_retracing=True, not an input_signature: changed since it was "
-        f"profiled (re-run autosig profile); {STATIC_ONLY}"
+        "note: the profile is stale for pyramid: it changed since it was profiled, so autosig "
+        "fix --profile .autosig/profile.json refuses it (an error naming it, exit 2) and makes "
+        "only the static fixes there: reduce_retracing=True (the static fix AS107); re-run "
+        "autosig profile for an input_signature"
     ) in text
     diff = fix_diff(where)
     assert "+@tf.function(reduce_retracing=True)" in diff
@@ -214,9 +218,42 @@ def test_stale_source_with_reduce_retracing_already_changes_nothing(tmp_path: Pa
     where = project(tmp_path, source, record)
     text = explain(where)
     (levels,) = summaries(text, "levels")
-    assert levels.endswith("autosig fix changes nothing here (see the note)")
-    assert "leaves pyramid as it is: changed since it was profiled" in text
+    assert levels.endswith("the profile is stale for pyramid (see the note)")
+    assert "only the static fixes there: none for this function" in text
     assert "@@" not in fix_diff(where)
+
+
+def test_stale_source_is_named_once_on_stderr_and_an_unsafe_static_fix_is_not_promised(
+    tmp_path: Path,
+) -> None:
+    """AS107's reduce_retracing is unsafe here (the tensor goes to code outside the
+    project): fix does not apply it without --unsafe-fixes, so explain does not promise it."""
+    source = """\
+    import tensorflow as tf
+
+    w = tf.Variable(1.0)
+
+
+    @tf.function
+    def pyramid(signal, levels):
+        w.assign_add(tf.reduce_mean(signal))
+        return [w * level for level in range(levels)]
+    """
+    record = traced_every_call("pyramid", 4, PYRAMID_CALLS)
+    record.source_sha256 = "0" * 64
+    where = project(tmp_path, source, record)
+    with inside(where):
+        result = CliRunner().invoke(cli, ["explain", PROFILE], catch_exceptions=False)
+    assert result.exit_code == 0
+    assert result.stderr == (
+        f"autosig: warning: {PROFILE}: stale for pyramid (changed since it was profiled): "
+        "'autosig fix --profile' refuses it; re-run 'autosig profile'\n"
+    )
+    assert "only the static fixes there: none for this function" in result.stdout
+    with inside(where):
+        fixed = CliRunner().invoke(cli, ["fix", "model.py", "--profile", PROFILE, "--diff"])
+    assert fixed.exit_code == 2 and "@@" not in fixed.stdout  # refused, as explain said
+    assert "pyramid changed since .autosig/profile.json was recorded" in fixed.stderr
 
 
 def test_config_without_profile_rules_says_so(tmp_path: Path) -> None:

@@ -14,6 +14,7 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -75,6 +76,12 @@ def run(args: list[str], cwd: Path) -> str:
     return proc.stdout
 
 
+def forked(forks: Any, args: list[str], cwd: Path) -> str:
+    proc = forks.run(args, cwd, env())
+    assert proc.returncode == 0, f"{args}\n{proc.stdout}\n{proc.stderr[-3000:]}"
+    return proc.stdout
+
+
 def tagged(stdout: str, tag: str):
     line = next(line for line in stdout.splitlines() if line.startswith(tag + " "))
     return json.loads(line[len(tag) + 1 :])
@@ -93,7 +100,9 @@ def pasted(explained: str, class_name: str) -> tuple[str, str]:
     return "\n".join(code[1:split]) + "\n", "\n".join(code[split + 1 :]) + "\n"
 
 
-def test_pasted_tracing_protocol_reaches_the_count_explain_gives(tmp_path: Path) -> None:
+def test_pasted_tracing_protocol_reaches_the_count_explain_gives(
+    tmp_path: Path, tf_forks: Any
+) -> None:
     (tmp_path / "model.py").write_text(MODEL)
     (tmp_path / "driver.py").write_text(DRIVER)
     profiled = run(
@@ -113,8 +122,9 @@ def test_pasted_tracing_protocol_reaches_the_count_explain_gives(tmp_path: Path)
         "        self.mode = mode\n", "        self.mode = mode\n\n" + method
     )
     (tmp_path / "fixed.py").write_text(fixed)
-    before = run([sys.executable, "driver.py", "model.py"], tmp_path)
-    after = run([sys.executable, "driver.py", "fixed.py"], tmp_path)
+    # the programs themselves: forks of one TensorFlow import (conftest's tf_forks)
+    before = forked(tf_forks, ["driver.py", "model.py"], tmp_path)
+    after = forked(tf_forks, ["driver.py", "fixed.py"], tmp_path)
     assert tagged(after, "TRACES") == 6
     assert tagged(after, "OUT") == tagged(before, "OUT")
     assert textwrap.dedent(method).startswith("def __tf_tracing_type__(self, context):")

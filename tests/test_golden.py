@@ -25,8 +25,10 @@ import subprocess
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pytest
+from fork_runs import tf_program_env
 
 ROOT = Path(__file__).resolve().parent.parent
 GOLDEN = ROOT / "golden"
@@ -42,35 +44,16 @@ _ADDRESS = re.compile(r"0x[0-9a-fA-F]{6,}")
 
 
 def run_env() -> dict[str, str]:
-    env = dict(os.environ)
-    env.update(TF_CPP_MIN_LOG_LEVEL="2", PYTHONHASHSEED="0", CUDA_VISIBLE_DEVICES="")
     # The autosig under test is this checkout's, also in the subprocesses: a PYTHONPATH
     # of the user's is dropped, and an installed autosig (an editable install of
     # another checkout or worktree) must not be the one that runs.
-    env["PYTHONPATH"] = str(ROOT)
-    return env
+    return tf_program_env()
 
 
 def run(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         args, cwd=cwd, env=run_env(), capture_output=True, text=True, timeout=TIMEOUT_S
     )
-
-
-def start(args: list[str], cwd: Path) -> subprocess.Popen[str]:
-    """Start a command in the background (its output collected by ``finish``)."""
-    return subprocess.Popen(
-        args, cwd=cwd, env=run_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
-    )
-
-
-def finish(proc: subprocess.Popen[str]) -> subprocess.CompletedProcess[str]:
-    try:
-        stdout, stderr = proc.communicate(timeout=TIMEOUT_S)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        stdout, stderr = proc.communicate()
-    return subprocess.CompletedProcess(proc.args, proc.returncode, stdout, stderr)
 
 
 def autosig(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
@@ -187,7 +170,7 @@ def test_every_case_is_numbered_once() -> None:
 @pytest.mark.tf
 @pytest.mark.slow
 @pytest.mark.parametrize("name", CASES)
-def test_golden_case(name: str, tmp_path: Path, update_golden: bool) -> None:
+def test_golden_case(name: str, tmp_path: Path, update_golden: bool, tf_forks: Any) -> None:
     if not has_command("profile"):
         pytest.skip("autosig profile is not available yet")
     case = load_case(name)
@@ -200,11 +183,14 @@ def test_golden_case(name: str, tmp_path: Path, update_golden: bool) -> None:
     shutil.copyfile(source / "hand.py", hand)
     out = Outcome(source / "expected", update_golden)
 
-    hand_run = start([sys.executable, "driver.py", str(hand)], work)  # runs meanwhile
+    # The drivers on the hand fix and, below, on the original and the rewritten module
+    # are plain programs: they run as forks of one TensorFlow import (tf_forks). autosig
+    # itself (profile, verify) starts as a user starts it.
+    hand_run = tf_forks.start(["driver.py", str(hand)], work, run_env())  # runs meanwhile
     profiled = autosig("profile", "-o", PROFILE, "--", sys.executable, "driver.py", cwd=work)
     assert profiled.returncode == 0, shown(profiled)
     original = traces_of(profiled)
-    hand_done = finish(hand_run)
+    hand_done = hand_run.wait(TIMEOUT_S)
     assert hand_done.returncode == 0, shown(hand_done)
     target = traces_of(hand_done)
     for fn in case["reach_hand"]:
@@ -223,7 +209,7 @@ def test_golden_case(name: str, tmp_path: Path, update_golden: bool) -> None:
         out.skipped.append("explain")
 
     if has_command("fix"):
-        check_fix(work, case, original, target, out)
+        check_fix(work, case, original, target, out, tf_forks)
     else:
         out.skipped.append("fix, verify and the trace counts after the fix")
 
@@ -247,6 +233,7 @@ def check_fix(
     original: dict[str, int],
     target: dict[str, int],
     out: Outcome,
+    forks: Any,
 ) -> None:
     """fix --diff, verify, fix, idempotence, and trace counts of the rewritten module."""
     fix_args = case["fix_args"]
@@ -288,7 +275,7 @@ def check_fix(
         out.check(
             again.returncode == 0, f"a second fix --diff must change nothing:\n{shown(again)}"
         )
-        check_traces(work, case, original, target, out)
+        check_traces(work, case, original, target, out, forks)
 
 
 def verify_args(case: dict) -> list[str]:
@@ -301,10 +288,10 @@ ORIGINAL = "original_model.py"
 """A copy of the case's model.py taken before ``autosig fix`` writes it."""
 
 
-def run_unseen(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
-    """Run a driver with its calls outside the profile (``GOLDEN_UNSEEN=1``)."""
-    env = {**run_env(), "GOLDEN_UNSEEN": "1"}
-    return subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True, timeout=TIMEOUT_S)
+def run_unseen(args: list[str], cwd: Path, forks: Any) -> subprocess.CompletedProcess[str]:
+    """Run a driver (``args`` after the interpreter) with its calls outside the profile
+    (``GOLDEN_UNSEEN=1``), as a fork of the TensorFlow import (``tf_forks``)."""
+    return forks.run(args, cwd, {**run_env(), "GOLDEN_UNSEEN": "1"}, TIMEOUT_S)
 
 
 def printed(stdout: str, unsafe: bool) -> list[str]:
@@ -316,14 +303,19 @@ def printed(stdout: str, unsafe: bool) -> list[str]:
 
 
 def check_traces(
-    work: Path, case: dict, original: dict[str, int], target: dict[str, int], out: Outcome
+    work: Path,
+    case: dict,
+    original: dict[str, int],
+    target: dict[str, int],
+    out: Outcome,
+    forks: Any,
 ) -> None:
     """The rewritten module reaches hand.py's trace counts, never does worse, and prints
     what the original prints, on the profiled calls and on calls outside the profile."""
-    rewritten = run_unseen([sys.executable, "driver.py"], work)
+    rewritten = run_unseen(["driver.py"], work, forks)
     if not out.check(rewritten.returncode == 0, f"rewritten driver failed:\n{shown(rewritten)}"):
         return
-    before = run_unseen([sys.executable, "driver.py", ORIGINAL], work)
+    before = run_unseen(["driver.py", ORIGINAL], work, forks)
     if out.check(before.returncode == 0, f"original driver failed:\n{shown(before)}"):
         unsafe = "--unsafe-fixes" in case["fix_args"]
         expected, actual = printed(before.stdout, unsafe), printed(rewritten.stdout, unsafe)

@@ -338,7 +338,7 @@ def test_python_numbers_used_arithmetically_are_tensorized() -> None:
     assert messages == [
         "Python int argument `n` takes 12 distinct values 1..12: every new value is a new "
         "trace; planned as tf.TensorSpec([], tf.int32)",
-        "Python float argument `scale` takes 12 distinct values 0.5..6: every new value is a "
+        "Python float argument `scale` takes 12 distinct values 0.5..6.0: every new value is a "
         "new trace; planned as tf.TensorSpec([], tf.float32)",
     ]
     assert any("`training` left out: always its default" in r for r in plan.reasons)

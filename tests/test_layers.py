@@ -34,6 +34,7 @@ LAYERS: tuple[str, ...] = (
     "autosig",  # the package root: __version__ and record()
     "report",  # findings and verify reports as text, json, sarif, github
     "cli",  # the click group and one module per command
+    "pytest_plugin",  # pytest: --autosig-profile and the retrace budget
     "__main__",  # python -m autosig
 )
 """Packages (and top-level modules) from the bottom up: each imports only earlier ones."""

@@ -17,11 +17,11 @@ PYTHON = sys.executable
 ENV = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"}
 
 
-def autosig(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+def autosig(*args: str, cwd: Path, **env: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [PYTHON, "-m", "autosig", *args],
         cwd=cwd,
-        env=ENV,
+        env={**ENV, **env},
         capture_output=True,
         text=True,
         timeout=300,
@@ -122,6 +122,21 @@ def test_unwritable_output_is_refused_before_running(tmp_path: Path):
     assert not (tmp_path / "ran").exists()
 
 
+def test_no_command_after_options_shows_profiles_own_usage(tmp_path: Path):
+    """'autosig profile -o p.json' (the command forgotten): profile's usage, not that of
+    a 'profile run' subcommand the user never typed."""
+    for args in (["-o", "p.json"], ["-o", "p.json", "--"], []):
+        result = autosig("profile", *args, cwd=tmp_path)
+        assert result.returncode == 2
+        assert result.stderr.startswith(
+            "Usage: autosig profile [-o FILE] [--capture-outputs] -- CMD...\n"
+            "   or: autosig profile merge PROFILE... -o FILE\n"
+            "Try 'autosig profile --help' for help.\n"
+        ), result.stderr
+        assert "profile run" not in result.stderr
+        assert "Error: no command to record after '--'" in result.stderr
+
+
 def test_missing_command_is_one_line(tmp_path: Path):
     result = autosig("profile", "--", "no-such-command-autosig", cwd=tmp_path)
     assert result.returncode == 2
@@ -197,7 +212,11 @@ CRASHING = textwrap.dedent(
 def test_crash_and_killed_child_still_leave_a_valid_profile(tmp_path: Path):
     pytest.importorskip("tensorflow")
     (tmp_path / "crash.py").write_text(CRASHING)
-    result = autosig("profile", "--capture-outputs", "--", PYTHON, "crash.py", cwd=tmp_path)
+    tmp = tmp_path / "tmp"  # the SIGTERM'd child runs no exit handler: AutoGraph's files stay
+    tmp.mkdir()
+    result = autosig(
+        "profile", "--capture-outputs", "--", PYTHON, "crash.py", cwd=tmp_path, TMPDIR=str(tmp)
+    )
     assert result.returncode == 1
     assert "RuntimeError: the program crashes" in result.stderr
     assert "child returncode -15" in result.stdout
@@ -360,3 +379,25 @@ def test_ctrl_c_during_a_recorded_tensorflow_run_is_130_and_partial(tmp_path: Pa
     assert "interrupted (signal 2, exit status 130): partial profile (1 tf.function" in err
     profile = load_profile(tmp_path / ".autosig" / "profile.json")
     assert profile.partial and profile.exit_code == 130 and profile.functions[0].calls >= 2
+
+
+def test_the_state_folder_ignores_itself_in_git(tmp_path: Path):
+    """.autosig/ gets a .gitignore of '*' (as pytest's cache does): profiles, samples and
+    stored verify runs never show in git status, with nothing to add to the project's."""
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+    (tmp_path / "work.py").write_text("print('hi')\n")
+    result = autosig("profile", "--", PYTHON, "work.py", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    ignore = tmp_path / ".autosig" / ".gitignore"
+    assert ignore.read_text().splitlines()[-1] == "*"
+    status = subprocess.run(
+        ["git", "status", "--porcelain", "--untracked-files=all"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert status.stdout == "?? work.py\n"
+    ignore.write_text("# mine\n")  # the user's own version is kept
+    autosig("profile", "--", PYTHON, "work.py", cwd=tmp_path)
+    assert ignore.read_text() == "# mine\n"

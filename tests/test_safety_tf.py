@@ -111,6 +111,7 @@ def test_refused_patterns_break_under_a_naive_rewrite() -> None:
     assert all("values" in row["original"] for row in rows.values())
 
 
+@pytest.mark.long
 def test_generated_programs_keep_their_results() -> None:
     rows = _run("--generated", str(GENERATED))
     assert len(rows) == GENERATED

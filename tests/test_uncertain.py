@@ -220,12 +220,14 @@ def test_fix_verify_keeps_the_tried_tensor_that_verifies_and_falls_back_for_the_
     # `scaled` keeps its retraces (its `k` indexes a Python list): a problem left
     assert fixed.returncode == 1, fixed.stderr
     err = fixed.stderr
-    assert "written: model.py:13: lookup [input_signature]: equivalent; `k` tried" in err, err
+    assert "verified: model.py:13: lookup [input_signature]: equivalent; `k` tried" in err, err
     assert "fallback: model.py: scaled: verification failed (could not run" in err
     assert "list indices must be integers or slices" in err
     assert "kept k as Python value (k tried as a tensor" in err
-    assert "scaled (line 18): not fixed: `k` is kept as a Python value (verification" in err
     text = (tmp_path / "model.py").read_text()
+    line = text.splitlines().index("def scaled(x, k):") + 1  # in the file as written
+    assert line > 18  # lookup's signature moved it down
+    assert f"scaled (line {line}): not fixed: `k` is kept as a Python value (verification" in err
     lookup, scaled = text.split("def lookup")[0], text.split("def lookup")[1]
     assert "tf.TensorSpec(shape=[], dtype=tf.int32)" in lookup
     assert "input_signature" not in scaled

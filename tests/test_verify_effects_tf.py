@@ -360,7 +360,7 @@ def test_fix_verify_keeps_the_good_change_of_a_file_whose_other_change_fails(
     assert "model.py" not in result.withheld
     messages = "\n".join(result.messages())
     assert "withheld" in messages and "bad" in messages and "not equivalent" in messages
-    assert "written" in messages and "good" in messages
+    assert "verified: model.py" in messages and "good" in messages
     assert result.report is not None and result.report.exit_code == 0
     assert os.path.exists(out)
 

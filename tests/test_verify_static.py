@@ -283,18 +283,44 @@ def test_verify_options_reach_its_settings(monkeypatch: pytest.MonkeyPatch) -> N
 
     seen = {}
 
-    def fake_verify(profile_path, args, settings, unsafe_fixes, output):  # noqa: ANN001, ANN202
-        seen["settings"], seen["args"] = settings, args
+    def fake_verify(profile_path, args, settings, unsafe_fixes, output, before):  # noqa: ANN001, ANN202
+        seen["settings"], seen["args"], seen["before"] = settings, args, before
         return 0
 
     monkeypatch.setattr(verify_command, "_verify", fake_verify)
     options = ["--rtol", "0.001", "--atol", "0.0001", "--no-reuse", "--xla-baseline"]
-    options += ["--calls", "7", "--device", "cpu"]
+    options += ["--calls", "7", "--device", "cpu", "--before", "HEAD"]
     result = CliRunner().invoke(cli, ["verify", *options, "--", "python", "train.py"])
     assert result.exit_code == 0, result.output
     settings = seen["settings"]
     assert (settings.rtol, settings.atol, settings.reuse) == (0.001, 0.0001, False)
     assert (settings.xla_baseline, settings.sample_calls, settings.device) == (True, 7, "cpu")
-    assert seen["args"] == ["python", "train.py"]
+    assert seen["args"] == ["python", "train.py"] and seen["before"] == "HEAD"
     defaults = CliRunner().invoke(cli, ["verify", "--", "python", "train.py"])
-    assert defaults.exit_code == 0 and seen["settings"].reuse is True
+    assert defaults.exit_code == 0 and seen["settings"].reuse is True and seen["before"] is None
+
+
+def test_a_missing_default_profile_points_to_the_one_written_elsewhere(tmp_path: Path) -> None:
+    """'autosig profile -o p.json' then 'autosig verify -- CMD': say --profile p.json."""
+    import os
+
+    from click.testing import CliRunner
+
+    from autosig.cli import cli
+    from autosig.profile.format import Profile, save_profile
+
+    save_profile(Profile(), tmp_path / "p.json")
+    (tmp_path / "notes.json").write_text('{"not": "a profile"}')
+    old = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        verify = CliRunner().invoke(cli, ["verify", "--", "python", "train.py"])
+        explain = CliRunner().invoke(cli, ["explain"])
+    finally:
+        os.chdir(old)
+    assert verify.exit_code == 2
+    assert verify.stderr == (
+        ".autosig/profile.json: error: no such profile; run 'autosig profile -- CMD' first "
+        "(found p.json: pass --profile p.json)\n"
+    )
+    assert "(found p.json: autosig explain p.json)" in str(explain.exception)  # main(): exit 2

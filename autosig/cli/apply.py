@@ -59,9 +59,12 @@ def command(patch: Path, root: Path, dry_run: bool, recount: bool, quiet: bool) 
         text = sys.stdin.buffer.read().decode("utf-8") if str(patch) == "-" else read_patch(patch)
         written = apply_patch(text, root, dry_run=dry_run, recount=recount)
     except UnicodeDecodeError as exc:
-        click.echo(format_error(AutosigError(f"patch is not UTF-8 text: {exc}")), err=True)
+        error = AutosigError(f"patch is not UTF-8 text: {exc}", _name(patch))
+        click.echo(format_error(error), err=True)
         sys.exit(EXIT_ERROR)
     except AutosigError as exc:
+        if exc.path is None:  # about the patch as a whole: name it
+            exc = AutosigError(exc.message, _name(patch))
         click.echo(format_error(exc), err=True)
         sys.exit(EXIT_ERROR)
     if not quiet:
@@ -71,3 +74,7 @@ def command(patch: Path, root: Path, dry_run: bool, recount: bool, quiet: bool) 
         count = len(written)
         click.echo(f"{verb} {count} file{'s' if count != 1 else ''}.", err=True)
     sys.exit(EXIT_OK)
+
+
+def _name(patch: Path) -> str:
+    return "<stdin>" if str(patch) == "-" else str(patch)

@@ -11,9 +11,11 @@ from pathlib import Path
 
 import click
 
+from autosig.errors import AutosigError
 from autosig.explain.advice import fix_plans
 from autosig.explain.retraces import explain_profile, render_json, render_text
 from autosig.profile.format import load_profile
+from autosig.profile.locate import missing_profile_hint
 
 DEFAULT_PROFILE = Path(".autosig/profile.json")
 
@@ -56,16 +58,30 @@ def command(profile: Path, output_format: str, show_all: bool) -> None:
     one on the first line (JSON: "partial" and "exit_code").
     Exit codes: 0 done, 2 the profile is missing, corrupt or of another version.
     """
-    data = load_profile(profile)
+    try:
+        data = load_profile(profile)
+    except AutosigError as exc:
+        raise AutosigError(
+            exc.message + missing_profile_hint(profile, use="autosig explain {}"), exc.path
+        ) from None
     plans = fix_plans(
         data, profile, warn=lambda text: click.echo(f"autosig: warning: {text}", err=True)
     )
     explanations = explain_profile(data, str(profile), plans)
+    stale = sorted({plan.qualname for plan in plans.values() if plan.stale})
+    if stale:
+        click.echo(
+            f"autosig: warning: {profile}: stale for {', '.join(stale)} (changed since it was "
+            "profiled): 'autosig fix --profile' refuses "
+            f"{'it' if len(stale) == 1 else 'them'}; re-run 'autosig profile'",
+            err=True,
+        )
     note = data.partial_note()
     if output_format == "json":
         report = render_json(explanations, str(profile))
         report["partial"] = data.partial
         report["exit_code"] = data.exit_code
+        report["stale"] = stale
         if note is not None:
             report["note"] = note
         click.echo(json.dumps(report, indent=1))

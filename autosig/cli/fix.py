@@ -28,6 +28,7 @@ from autosig.cli.common_options import (
     max_file_size_option,
     select_option,
 )
+from autosig.cli.interrupt import interruptible
 from autosig.errors import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, AutosigError
 from autosig.infer.plan import Plan
 from autosig.profile.format import candidate_roots, load_profile
@@ -40,7 +41,7 @@ from autosig.rewrite.call_site_report import (
     outside_lines,
 )
 from autosig.rewrite.patch import display_path, unified_diff, write_patch
-from autosig.rewrite.summary import file_summary, patch_header, total_summary
+from autosig.rewrite.summary import file_summary, patch_header, problems_left, total_summary
 from autosig.rules.checker import require_runnable_rules
 from autosig.rules.registry import select_rules
 from autosig.source.config import RELAX_CHOICES, Config, load_config
@@ -89,13 +90,13 @@ Examples:
 \b
 Exit codes: 0 everything fixed (with --diff: nothing would change; with
 --patch-out: the patch was written, so 'fix --patch-out P && autosig apply P' works);
-1 problems left unfixed (with --diff: changes to review; a print that logs tracing,
-left on purpose, is not a problem); 2 an error (bad path, a file that does not
-parse, a read-only file, a bad profile, a function changed since it was profiled,
-a patch that cannot be written). Other files are still fixed. A file skipped as
-over --max-file-size is a warning (also in sarif and github output, and counted in
-the summary), not an error. A --select that leaves no rule to run (only verify
-codes, or profile codes without --profile) is an error.
+1 problems left unfixed (with --diff: changes to review, or with --verify a change
+withheld; a print that logs tracing, left on purpose, is not a problem); 2 an error
+(bad path, a file that does not parse, a read-only file, a bad profile, a function
+changed since it was profiled, a patch that cannot be written). Other files are
+still fixed. A file skipped as over --max-file-size is a warning (also in sarif and
+github output, and counted in the summary), not an error. A --select that leaves no
+rule to run (only verify codes, or profile codes without --profile) is an error.
 
 \b
 With --diff, stdout is the diff: --format json prints one object {"diff": ...,
@@ -138,8 +139,9 @@ Lines in reports of --diff and --patch-out are lines of the files on disk.
     default=False,
     show_default=True,
     help="Run the profiled command on the original and the rewritten code and write only "
-    "rewrites whose outputs match (needs --profile). With --unsafe-fixes it also tries as "
-    "tensors the Python values the analysis cannot decide (evidence, not proof).",
+    "rewrites whose outputs match (needs --profile); changes to functions the command never "
+    "calls are not verified, so they are withheld too ('not run'). With --unsafe-fixes it "
+    "also tries as tensors the Python values the analysis cannot decide (evidence, not proof).",
 )
 @select_option
 @ignore_option
@@ -232,6 +234,8 @@ def command(
             _fail(exc)
         files.extend(_call_site_files(others, plan, root))
 
+    if seen == 0 and not errors and not quiet:  # as check says it
+        click.echo("warning: no Python files found under the given paths", err=True)
     results = _fix_all(files, plan, unsafe, jobs if jobs is not None else config.jobs, quiet)
     by_file: list[tuple[_File, FixResult]] = []
     for file, outcome in zip(files, results, strict=True):
@@ -240,11 +244,13 @@ def command(
         else:
             by_file.append((file, outcome))
 
+    verification: tuple[int, int, int] | None = None
     if verify:
-        try:
-            _gate(profile, root, plan, by_file, unsafe, config, relax, errors)
-        except AutosigError as exc:
-            _fail(exc)
+        with interruptible("stopped the workload; nothing was written"):
+            try:
+                verification = _gate(profile, root, plan, by_file, unsafe, config, relax, errors)
+            except AutosigError as exc:
+                _fail(exc)
 
     dry_run = show_diff or patch_out is not None
     diff = "".join(
@@ -278,10 +284,13 @@ def command(
     results_only = [result for _, result in by_file]
     mark_unhelped(plan, {file.profile_rel: result for file, result in by_file})
     errors.extend(_stale_errors(results_only, profile_path))
-    if dry_run:  # nothing is written: lines must be those of the files on disk
-        for file, result in by_file:
+    for file, result in by_file:  # report lines are lines of the files as they now are
+        if dry_run:
             result.findings = _on_disk(result.findings, file.source.text, result)
             result.left = _left_on_disk(result.left, file.source.text, result)
+        else:
+            result.findings = _in_written(result.findings, file.source.text, result)
+            result.left = _left_in_written(result.left, file.source.text, result)
     remaining = [finding for _, result in by_file for finding in result.findings]
     if show_diff and output_format == "json":
         click.echo(_diff_json(diff, remaining, errors), nl=False)
@@ -313,37 +322,41 @@ def command(
             errors=len(errors),
             files_seen=seen - len(skipped),
             skipped=skipped_phrase(len(skipped)) if skipped else "",
+            verification=verification,
         )
         click.echo(summary, err=True)
     if errors:
         sys.exit(EXIT_ERROR)
-    if show_diff:
-        sys.exit(EXIT_FINDINGS if diff else EXIT_OK)
+    withheld = verification is not None and any(verification[1:])
+    if show_diff:  # a change withheld by --verify is a problem to look at, as is a diff
+        sys.exit(EXIT_FINDINGS if diff or withheld else EXIT_OK)
     if patch_out is not None:
         sys.exit(EXIT_OK)  # the patch is written: 'fix --patch-out P && autosig apply P'
-    sys.exit(EXIT_FINDINGS if any(_open_problems(result) for result in results_only) else EXIT_OK)
+    sys.exit(EXIT_FINDINGS if any(problems_left(result) for result in results_only) else EXIT_OK)
 
 
-def _deliberate(finding: Finding) -> bool:
-    """A finding autosig leaves on purpose: a print that logs tracing (AS101)."""
-    from autosig.rules.as101_print import TRACE_LOG_MESSAGE  # libcst: only with findings
-
-    return finding.code == "AS101" and finding.message.endswith(
-        TRACE_LOG_MESSAGE.split("{name}")[-1]
-    )
-
-
-def _open_problems(result: FixResult) -> int:
-    """Problems fix could not solve; a deliberate trace-time print is not one."""
-    return result.unfixed - sum(1 for f in result.findings if _deliberate(f))
+def _from_profile(finding: Finding) -> bool:
+    """A profile finding (AS2xx) is placed at the profiled function's line in the file as
+    read; a static finding at its line in the text the rules ran on, the rewrite."""
+    return finding.code.startswith("AS2")
 
 
 def _on_disk(findings: Sequence[Finding], old_text: str, result: FixResult) -> list[Finding]:
-    """Findings of a dry run, with lines in the file on disk (not the rewritten text)."""
+    """Findings of a dry run (or of a rewrite not written), with lines in the file on
+    disk: static findings mapped back from the rewrite, profile findings already there."""
     if not result.changed or not findings:
         return list(findings)
     to_old = line_map(result.new_text, old_text)
-    return [replace(f, line=to_old(f.line)) for f in findings]
+    return [f if _from_profile(f) else replace(f, line=to_old(f.line)) for f in findings]
+
+
+def _in_written(findings: Sequence[Finding], old_text: str, result: FixResult) -> list[Finding]:
+    """Findings of a written file, with lines in the file as written: profile findings
+    mapped forward from the file as read."""
+    if not result.changed or not findings:
+        return list(findings)
+    to_new = line_map(old_text, result.new_text)
+    return [replace(f, line=to_new(f.line)) if _from_profile(f) else f for f in findings]
 
 
 def _left_on_disk(left: list[str], old_text: str, result: FixResult) -> list[str]:
@@ -355,6 +368,24 @@ def _left_on_disk(left: list[str], old_text: str, result: FixResult) -> list[str
     to_old = line_map(result.new_text, old_text)
     return [
         re.sub(r"^line (\d+):", lambda m: f"line {to_old(int(m.group(1)))}:", item) for item in left
+    ]
+
+
+def _left_in_written(left: list[str], old_text: str, result: FixResult) -> list[str]:
+    """The engine's "name (line N): ..." items (lines of the file as read, where the plan
+    placed the function), with lines of the file as written."""
+    import re
+
+    if not result.changed:
+        return left
+    to_new = line_map(old_text, result.new_text)
+    return [
+        re.sub(
+            r"^(\S+) \(line (\d+)\):",
+            lambda m: f"{m.group(1)} (line {to_new(int(m.group(2)))}):",
+            item,
+        )
+        for item in left
     ]
 
 
@@ -473,7 +504,7 @@ def _fix_stdin(
         click.echo(report, nl=False, err=True)
     if show_diff:
         sys.exit(EXIT_FINDINGS if outcome.changed else EXIT_OK)
-    sys.exit(EXIT_FINDINGS if _open_problems(outcome) else EXIT_OK)
+    sys.exit(EXIT_FINDINGS if problems_left(outcome) else EXIT_OK)
 
 
 def _fail(exc: AutosigError) -> None:
@@ -716,8 +747,13 @@ def _gate(
     config: Config,
     relax: str | None,
     errors: list[AutosigError],
-) -> None:
-    """Replace each result by what verified (``autosig.verify.gate``); withhold the rest."""
+) -> tuple[int, int, int]:
+    """Replace each result by what verified (``autosig.verify.gate``); withhold the rest.
+
+    Returns (functions verified, functions or files withheld, functions not run). A
+    withheld file's report lines are mapped back to the file on disk (they were lines
+    of the rewrite that is not written).
+    """
     try:
         from autosig.verify.gate import gate_fixes
     except ImportError:
@@ -745,10 +781,23 @@ def _gate(
     for line in gated.messages():
         click.echo(f"verify: {line}", err=True)
     errors.extend(report.errors if report is not None else [])
+    withheld_sites = gated.withheld_sites()
     for rel, (file, result) in files.items():
+        # until reset below, result.new_text is the unverified rewrite: the findings'
+        # lines are its lines (``_on_disk`` maps them back to the file on disk)
+        not_run = [
+            f"not written: {qualname or 'changes outside any tf.function'} "
+            f"[{', '.join(changes)}]: the workload never called it, so nothing verified "
+            "the change"
+            for (path, qualname), changes in sorted(gated.not_run.items())
+            if path == rel
+        ]
         if rel in gated.withheld:
             result.withheld.append(f"verification failed: {gated.withheld[rel]}")
             result.left.append(f"not written: verification failed: {gated.withheld[rel]}")
+            if result.changed:
+                result.findings = _on_disk(result.findings, file.source.text, result)
+                result.left = _left_on_disk(result.left, file.source.text, result)
             result.new_text, result.changed, result.applied = file.source.text, False, []
         elif rel in gated.texts:
             result.new_text = gated.texts[rel]
@@ -756,11 +805,16 @@ def _gate(
             if gated.candidate is not None and rel in gated.candidate.applied:
                 result.applied = list(gated.candidate.applied[rel])
         elif result.changed:
-            result.left.append("not written: the verified rewrite leaves this file unchanged")
+            if not not_run:
+                result.left.append("not written: the verified rewrite leaves this file unchanged")
+            result.findings = _on_disk(result.findings, file.source.text, result)
+            result.left = _left_on_disk(result.left, file.source.text, result)
             result.new_text, result.changed, result.applied = file.source.text, False, []
+        result.left.extend(not_run)
         if gated.candidate is not None and rel not in gated.withheld:
-            untouched = frozenset(q for p, q in gated.untouched if p == rel)
-            _report_kept(file, result, gated.candidate.plan, rules[rel], unsafe, untouched)
+            untouched = frozenset(q or None for p, q in withheld_sites if p == rel)
+            _report_kept(file, result, gated.candidate.plan, rules[rel], unsafe, untouched)  # type: ignore[arg-type]
+    return gated.counts()
 
 
 def _report_kept(

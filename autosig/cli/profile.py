@@ -82,8 +82,9 @@ def command() -> None:
     is_flag=True,
     help="Also store the outputs of the first calls of every function (for 'autosig verify').",
 )
-@click.argument("cmd", nargs=-1, required=True, type=click.UNPROCESSED)
-def run(output: Path, capture_outputs: bool, cmd: tuple[str, ...]) -> None:
+@click.argument("cmd", nargs=-1, type=click.UNPROCESSED)
+@click.pass_context
+def run(ctx: click.Context, output: Path, capture_outputs: bool, cmd: tuple[str, ...]) -> None:
     """Record CMD (python script, python -m module, pytest, any command running Python).
 
     Exit code: CMD's own (128+N if a signal N killed it, 130 for Ctrl-C); 2 if the
@@ -93,6 +94,8 @@ def run(output: Path, capture_outputs: bool, cmd: tuple[str, ...]) -> None:
     with the exit status inside; explain and fix say it is partial). It never
     replaces an existing FILE: it goes beside it (p.json -> p.partial.json).
     """
+    if not cmd:  # 'autosig profile -o p.json': the usage the user typed, not 'profile run'
+        raise click.UsageError("no command to record after '--'", ctx=ctx.parent)
     run = record_command(list(cmd), output, capture_outputs=capture_outputs)
     click.echo(_outcome_line(run), err=True)
     sys.exit(run.code)

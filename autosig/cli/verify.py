@@ -20,6 +20,7 @@ from autosig.cli.common_options import (
     parse_codes,
     quiet_option,
 )
+from autosig.cli.interrupt import interruptible
 from autosig.errors import EXIT_ERROR, AutosigError
 from autosig.report.findings import format_error
 
@@ -143,6 +144,16 @@ not run, --device gpu without a GPU, ...).
     "workload's data or other code changed.",
 )
 @click.option(
+    "--before",
+    "before",
+    default=None,
+    metavar="REV|PATCH",
+    help="Verify a fix that is already written: the files as they are against their "
+    "version at git revision REV (HEAD: the last commit) or before PATCH (the 'fix "
+    "--patch-out' patch that was applied). Without it, when the rewrite changes nothing "
+    "and git's HEAD differs from the profiled files, HEAD is used (and said so).",
+)
+@click.option(
     "--replay",
     is_flag=True,
     help="No workload: replay the profile's recorded inputs through the original and the "
@@ -180,6 +191,7 @@ def command(
     show_output: bool,
     keep_dir: Path | None,
     reuse: bool,
+    before: str | None,
     replay: bool,
     select: tuple[str, ...] | None,
     ignore: tuple[str, ...] | None,
@@ -222,19 +234,22 @@ def command(
     if args and args[0] == "--":
         args = args[1:]
     output = _Output(output_format, quiet, output_file, select, ignore)
-    try:
-        from autosig.verify.selection import check_select
+    with interruptible("stopped the workload; the interrupted run is not kept for reuse"):
+        try:
+            from autosig.verify.selection import check_select
 
-        check_select(select)
-        if replay:
-            if args:
-                raise AutosigError("--replay runs no command; drop the command after '--'")
-            code = _replay(profile_path, settings, unsafe_fixes, output)
-        else:
-            code = _verify(profile_path, args, settings, unsafe_fixes, output)
-    except AutosigError as exc:
-        click.echo(format_error(exc), err=True)
-        sys.exit(EXIT_ERROR)
+            check_select(select)
+            if replay:
+                if args:
+                    raise AutosigError("--replay runs no command; drop the command after '--'")
+                if before is not None:
+                    raise AutosigError("--replay compares the rewrite in memory; drop --before")
+                code = _replay(profile_path, settings, unsafe_fixes, output)
+            else:
+                code = _verify(profile_path, args, settings, unsafe_fixes, output, before)
+        except AutosigError as exc:
+            click.echo(format_error(exc), err=True)
+            sys.exit(EXIT_ERROR)
     sys.exit(code)
 
 
@@ -267,10 +282,12 @@ def _verify(
     settings: object,
     unsafe_fixes: bool,
     output: _Output,
+    before: str | None = None,
 ) -> int:
     from autosig.verify.runner import verify_candidate
 
     profile, root = _load(profile_path, settings)
+    here = Path.cwd()
     if not cmd:
         if not profile.command:
             raise AutosigError(
@@ -286,7 +303,31 @@ def _verify(
             )
         os.chdir(root)
     candidate, selection = _candidate(profile, root, unsafe_fixes, output)
+    notes: list[str] = []
+    if before is None:
+        from autosig.verify.before import find_earlier
+
+        before = find_earlier(root, candidate)
+        if before is not None:
+            notes.append(
+                "the rewrite is already written (it changes nothing now) and the profiled "
+                "files differ from git's HEAD: verifying them against HEAD (--before HEAD)"
+            )
+    if before is not None:
+        from autosig.verify.before import written_candidate
+
+        candidate, said = written_candidate(
+            profile, root, before, unsafe_fixes=unsafe_fixes, patch_root=here
+        )
+        notes.extend(said)
+        selection = _selection(candidate, output)
     report, _ = verify_candidate(cmd, candidate, settings)
+    report.notes[:0] = notes
+    if not candidate.texts:
+        report.notes.append(
+            "if autosig fix already wrote the rewrite, verify it against the version before: "
+            "--before HEAD (git) or --before fixes.patch (the patch that was applied)"
+        )
     return _report(report, selection, output)
 
 
@@ -310,7 +351,12 @@ def _load(profile_path: Path, settings: object) -> tuple[Any, Path]:
     from autosig.verify.runner import VerifySettings
 
     assert isinstance(settings, VerifySettings)
-    profile = load_profile(profile_path)
+    try:
+        profile = load_profile(profile_path)
+    except AutosigError as exc:
+        from autosig.profile.locate import missing_profile_hint
+
+        raise AutosigError(exc.message + missing_profile_hint(profile_path), exc.path) from None
     return profile, project_root_of(profile, profile_path)
 
 

@@ -115,6 +115,7 @@ class _FixSettings:
     """Some AS2xx code is selected: fix applies the profile's plan at all."""
     static_select: tuple[str, ...] | None
     static_ignore: tuple[str, ...]
+    unsafe_fixes: bool = False
 
     @classmethod
     def of(cls, path: Path, root: Path) -> _FixSettings:
@@ -125,11 +126,13 @@ class _FixSettings:
             profile_codes=bool(selected_profile_codes(config.select, config.ignore)),
             static_select=select,
             static_ignore=tuple(ignore),
+            unsafe_fixes=config.unsafe_fixes,
         )
 
 
 def _static_reduce_retracing(text: str, rel: str, settings: _FixSettings) -> set[tuple[str, int]]:
-    """(qualname, line) of the functions fix's AS107 rule gives reduce_retracing=True."""
+    """(qualname, line) of the functions fix's AS107 rule gives reduce_retracing=True
+    (a fix it applies: a safe one, or an unsafe one when the config allows them)."""
     if "AS107" not in selected_codes(settings.static_select, settings.static_ignore):
         return set()
     try:
@@ -139,5 +142,8 @@ def _static_reduce_retracing(text: str, rel: str, settings: _FixSettings) -> set
     return {
         (f.function, f.line)
         for f in findings
-        if f.code == "AS107" and f.fixable and f.function is not None
+        if f.code == "AS107"
+        and f.fixable
+        and f.function is not None
+        and (f.fix_safety != "unsafe" or settings.unsafe_fixes)
     }

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -424,9 +424,16 @@ def _owner_text(record: FunctionRecord) -> str:
 
 
 def explain_function(
-    record: FunctionRecord, profile_path: str | None = None, plan: FunctionPlan | None = None
+    record: FunctionRecord,
+    profile_path: str | None = None,
+    plan: FunctionPlan | None = None,
+    summarise: Collection[int] | None = None,
 ) -> Explanation:
-    """Every trace of ``record`` explained; ``plan``: what ``autosig fix`` will do with it."""
+    """Every trace of ``record`` explained; ``plan``: what ``autosig fix`` will do with it.
+
+    ``summarise``: the (1-based) traces the summary lines count, when only some are in
+    question (a retrace budget's extra traces of one tf.function object); default all.
+    """
     if not record.editable:
         plan = None  # library code: fix only prints call-site advice, explain gives its own
     exp = Explanation(record, plan=plan)
@@ -447,7 +454,11 @@ def explain_function(
             )
         )
     advice = _Advice(record, profile_path, plan)
-    exp.summary = _summarise(record, exp.retraces, advice)
+    counted = exp.retraces
+    if summarise is not None:
+        wanted = set(summarise)
+        counted = [r for r in exp.retraces if r.trace in wanted]
+    exp.summary = _summarise(record, counted, advice)
     exp.notes = _notes(record)
     exp.notes.extend(distributed_note(record, plan, advice.command))
     exp.notes.extend(object_notes(record, plan))
@@ -601,6 +612,12 @@ class _Advice:
     def planned(self, param_path: str, what: str) -> str:
         if self.plan is None:
             return ""
+        if self.plan.stale:
+            self.pointed = True
+            return (
+                f"; fix: re-run autosig profile first: the profile is stale for "
+                f"{self.plan.qualname} ({_SEE_NOTE})"
+            )
         match = _PARAM_ROOT.match(param_path)
         name = match.group(0) if match else ""
         called = self._called(name, what)
@@ -733,6 +750,8 @@ class _Advice:
         return rewritten + self._decision(plan)
 
     def _decision(self, plan: FunctionPlan | None) -> list[str]:
+        if plan is not None and plan.stale:
+            return [stale_note(self.command, plan)]
         if plan is not None and plan.safety == "unsafe" and plan.action != "none":
             fix = "an input_signature" if plan.action == "signature" else "reduce_retracing=True"
             return [
@@ -753,6 +772,21 @@ class _Advice:
                 f"input_signature: {reasons}"
             ]
         return [f"{self.command} leaves {plan.qualname} as it is: {reasons}"]
+
+
+def stale_note(command: str, plan: FunctionPlan) -> str:
+    """What fix does with a function changed since it was profiled: not what the profile
+    would plan, but an error naming it and the static fixes only."""
+    static = (
+        "reduce_retracing=True (the static fix AS107)"
+        if plan.action == "reduce_retracing"
+        else "none for this function"
+    )
+    return (
+        f"the profile is stale for {plan.qualname}: it changed since it was profiled, so "
+        f"{command} refuses it (an error naming it, exit 2) and makes only the static fixes "
+        f"there: {static}; re-run autosig profile for an input_signature"
+    )
 
 
 def _shape_rewrites(command: str, plan: FunctionPlan | None) -> list[str]:

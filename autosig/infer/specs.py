@@ -28,6 +28,7 @@ from typing import Any
 from autosig.analysis.tf_apis import INT32_MAX, INT32_MIN, INT64_MAX, INT64_MIN, TF_DTYPES
 from autosig.errors import AutosigError
 from autosig.profile.format import Value
+from autosig.text import EXACT_DIGITS, number
 
 _DTYPE_NAME = re.compile(r"[a-z][a-z0-9]*")
 """Every TensorFlow dtype name (float32, bfloat16, qint8, string, ...) has this form."""
@@ -339,15 +340,16 @@ class Notation:
 
     unknown_dim: str
     unknown_rank: str
-    float_format: str
-    """A format spec for Python floats (``""``: as Python prints them)."""
+    float_digits: int
+    """Significant digits of a Python float (``autosig.text.number``)."""
 
 
-EVIDENCE = Notation(unknown_dim="?", unknown_rank="<unknown rank>", float_format=".6g")
+EVIDENCE = Notation(unknown_dim="?", unknown_rank="<unknown rank>", float_digits=6)
 """Inference's evidence, reasons and findings."""
 
-EXPLAIN = Notation(unknown_dim="None", unknown_rank="(unknown rank)", float_format="")
-"""``autosig explain``: dimensions as TensorFlow prints them, Python values in full."""
+EXPLAIN = Notation(unknown_dim="None", unknown_rank="(unknown rank)", float_digits=EXACT_DIGITS)
+"""``autosig explain``: dimensions as TensorFlow prints them, Python values as typed
+(``0.045``, not the float noise ``0.045000000000000005``)."""
 
 
 def show_shape(shape: Sequence[int | None] | None, notation: Notation = EVIDENCE) -> str:
@@ -359,9 +361,9 @@ def show_shape(shape: Sequence[int | None] | None, notation: Notation = EVIDENCE
 
 
 def show_value(value: Any, notation: Notation = EVIDENCE) -> str:
-    """A recorded Python value: strings quoted, floats in the notation's format."""
+    """A recorded Python value: strings quoted, floats to the notation's digits."""
     if isinstance(value, float):
-        return format(value, notation.float_format)
+        return number(value, notation.float_digits)
     return repr(value) if isinstance(value, str) else str(value)
 
 

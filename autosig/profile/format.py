@@ -49,7 +49,7 @@ from pathlib import Path
 from typing import Any
 
 from autosig.errors import AutosigError
-from autosig.source.files import atomic_write_bytes
+from autosig.source.files import atomic_write_bytes, mark_state_dir
 
 FORMAT_KEY = "autosig_profile"
 FORMAT_VERSION = 1
@@ -372,6 +372,7 @@ def save_profile(profile: Profile, path: Path | str) -> None:
             f"cannot create directory: {exc.strerror or exc}", str(p.parent)
         ) from None
     atomic_write_bytes(p, profile.dumps().encode("utf-8"), mode=0o644)
+    mark_state_dir(p.parent)
 
 
 def check_writable(path: Path | str) -> None:

@@ -7,7 +7,9 @@ when it exits (normally, by an exception, by SIGTERM). The parent then merges th
 parts, adds the command and its exit code, and writes one profile, marked partial
 when the command exited non-zero or was interrupted (``record_command`` then writes
 it beside an existing profile instead of over it). The command's stdin/stdout/stderr
-are its own; its exit code is returned (128+N for signal N).
+are its own; its exit code is returned (128+N for signal N). It runs in a process
+group of its own, to which autosig relays the stop signals it receives
+(``run_supervised``).
 No TensorFlow is imported here.
 """
 
@@ -20,6 +22,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -72,23 +75,115 @@ def recording_env(
     return out
 
 
-def _wait(proc: subprocess.Popen[Any]) -> int:
-    """Wait for the command; Ctrl-C reaches it from the terminal, SIGTERM is forwarded."""
+FORWARDED_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+"""Stop signals autosig relays to the command's process group (a terminal's Ctrl-C, an
+IDE's stop button or a supervisor's ``kill -INT``/``kill -TERM`` aimed at autosig)."""
+
+
+class ChildExit(int):
+    """How a supervised command ended: its exit status (128+N when a signal N ended it),
+    an int, and ``interrupted``: the first stop signal autosig itself received while the
+    command ran (and relayed to it), None when nobody asked autosig to stop."""
+
+    interrupted: int | None
+
+    def __new__(cls, code: int, interrupted: int | None = None) -> ChildExit:
+        self = super().__new__(cls, code)
+        self.interrupted = interrupted
+        return self
+
+    @property
+    def code(self) -> int:
+        return int(self)
+
+
+def _signal_group(pgid: int, signum: int) -> None:
+    """Send ``signum`` to a process group that may be gone already."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, signum)
+
+
+def run_supervised(
+    cmd: Sequence[str],
+    env: dict[str, str] | None = None,
+    *,
+    stop_grace_s: float | None = None,
+    **popen: Any,
+) -> ChildExit:
+    """Run ``cmd`` in a process group of its own; relay stop signals to that group.
+
+    The command gets a new session (``start_new_session``), so a signal aimed at autosig
+    alone (``kill -INT <autosig pid>``) would not reach it by itself: autosig relays
+    SIGINT, SIGTERM and SIGHUP to the whole group, children of the command included. A
+    terminal's Ctrl-C reaches autosig's group only, so the command sees it exactly once,
+    from the relay. The command keeps its stdin, stdout and stderr (a terminal that is
+    not its controlling one reads and writes as before). Ctrl-Z (SIGTSTP) stops the
+    group and then autosig, and a shell's ``fg`` resumes both. ``stop_grace_s``: after a relayed
+    signal, the group is killed (SIGKILL) if the command has not ended within that many
+    seconds, or at once on a second signal; None waits for the command to end as it
+    chooses. After an interrupted command, whatever is left of its group is killed.
+    Outside the main thread no handler can be set: the command then runs in autosig's own
+    process group, as a plain child. ``popen``: more ``subprocess.Popen`` arguments
+    (``cwd``, ``stdout`` ...).
+    """
+    main = threading.current_thread() is threading.main_thread() and hasattr(os, "killpg")
+    received: list[tuple[int, float]] = []
+    started: list[subprocess.Popen[Any]] = []
+
+    def relay(signum: int, frame: Any) -> None:
+        received.append((signum, time.monotonic()))
+        if started:
+            escalate = stop_grace_s is not None and len(received) > 1
+            _signal_group(started[0].pid, signal.SIGKILL if escalate else signum)
+
+    def suspend(signum: int, frame: Any) -> None:
+        """Ctrl-Z: stop the command's group, then autosig itself; on fg, both go on."""
+        if started:
+            _signal_group(started[0].pid, signal.SIGSTOP)
+        signal.signal(signal.SIGTSTP, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGTSTP)  # stopped here until the shell's SIGCONT
+        signal.signal(signal.SIGTSTP, suspend)
+        if started:
+            _signal_group(started[0].pid, signal.SIGCONT)
+
     handlers: dict[int, Any] = {}
-    if threading.current_thread() is threading.main_thread():
-
-        def forward(signum: int, frame: Any) -> None:
-            if signum != signal.SIGINT:  # the terminal already sent SIGINT to the group
-                proc.send_signal(signum)
-
-        for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
-            handlers[sig] = signal.signal(sig, forward)
+    if main:
+        for sig in FORWARDED_SIGNALS:
+            if signal.getsignal(sig) is not signal.SIG_IGN:  # nohup, `cmd &` in a script
+                handlers[sig] = signal.signal(sig, relay)
+        if signal.getsignal(signal.SIGTSTP) is signal.SIG_DFL:  # job control: a terminal
+            handlers[signal.SIGTSTP] = signal.signal(signal.SIGTSTP, suspend)
     try:
-        code = proc.wait()
+        try:
+            proc = subprocess.Popen(list(cmd), env=env, start_new_session=main, **popen)
+        except FileNotFoundError:
+            raise AutosigError(f"command not found: {cmd[0]}") from None
+        except PermissionError:
+            raise AutosigError(f"command is not executable: {cmd[0]}") from None
+        started.append(proc)
+        for signum, _ in received[:1]:  # arrived while the command was starting
+            _signal_group(proc.pid, signum)
+        code = _wait_for(proc, received, stop_grace_s)
     finally:
         for sig, handler in handlers.items():
             signal.signal(sig, handler)
-    return 128 - code if code < 0 else code
+    if received and main:
+        _signal_group(proc.pid, signal.SIGKILL)  # its children, if any outlived it
+    return ChildExit(128 - code if code < 0 else code, received[0][0] if received else None)
+
+
+def _wait_for(
+    proc: subprocess.Popen[Any], received: list[tuple[int, float]], grace_s: float | None
+) -> int:
+    """Wait for the command; with ``grace_s``, kill its group that long after a stop signal."""
+    if grace_s is None:
+        return proc.wait()
+    while True:
+        try:
+            return proc.wait(timeout=0.1)
+        except subprocess.TimeoutExpired:
+            if received and time.monotonic() - received[0][1] >= grace_s:
+                _signal_group(proc.pid, signal.SIGKILL)
 
 
 def _merge_parts(parts_dir: Path) -> tuple[Profile, dict[str, Any]]:
@@ -119,6 +214,8 @@ class RecordedRun:
     profile: Profile
     kept: Path | None = None
     """The existing profile left untouched because this run failed, None otherwise."""
+    interrupted: int | None = None
+    """The stop signal autosig received and relayed to the command (``ChildExit``)."""
 
     @property
     def partial(self) -> bool:
@@ -132,13 +229,15 @@ def run_recorded(
     env: dict[str, str] | None = None,
     capture_outputs: bool = False,
     bootstrap: Sequence[str] = (),
-) -> int:
+    stop_grace_s: float | None = None,
+) -> ChildExit:
     """Run ``cmd`` recording every tf.function call into the profile ``out``.
 
-    Returns the command's exit code (128+N when killed by signal N). Raises
-    AutosigError, before running anything, if ``out`` cannot be written or the
-    command cannot be started. ``out`` is always written (marked partial when the
-    command failed); ``record_command`` is the variant that protects a good profile.
+    Returns the command's exit code (128+N when killed by signal N) and whether autosig
+    was asked to stop meanwhile (``run_supervised``). Raises AutosigError, before running
+    anything, if ``out`` cannot be written or the command cannot be started. ``out`` is
+    always written (marked partial when the command failed); ``record_command`` is the
+    variant that protects a good profile.
     """
     run = record_command(
         cmd,
@@ -147,8 +246,9 @@ def run_recorded(
         capture_outputs=capture_outputs,
         bootstrap=bootstrap,
         keep_existing=False,
+        stop_grace_s=stop_grace_s,
     )
-    return run.code
+    return ChildExit(run.code, run.interrupted)
 
 
 def record_command(
@@ -159,12 +259,14 @@ def record_command(
     capture_outputs: bool = False,
     bootstrap: Sequence[str] = (),
     keep_existing: bool = True,
+    stop_grace_s: float | None = None,
 ) -> RecordedRun:
     """Run ``cmd`` recording every tf.function call; never lose a good profile.
 
     A command that exits non-zero or is interrupted gives a profile marked partial
     (with its exit status inside). With ``keep_existing``, such a profile never
     replaces an existing ``out``: it goes beside it (``p.partial.json``) instead.
+    Stop signals sent to autosig go to the command's process group (``run_supervised``).
     """
     if not cmd:
         raise AutosigError("no command given; usage: autosig profile -- python train.py")
@@ -180,13 +282,8 @@ def record_command(
             bootstrap=bootstrap,
             project_root=root,
         )
-        try:
-            proc = subprocess.Popen(cmd, env=child_env)
-        except FileNotFoundError:
-            raise AutosigError(f"command not found: {cmd[0]}") from None
-        except PermissionError:
-            raise AutosigError(f"command is not executable: {cmd[0]}") from None
-        code = _wait(proc)
+        ended = run_supervised(cmd, child_env, stop_grace_s=stop_grace_s)
+        code = ended.code
         profile, arrays = _merge_parts(parts_dir)
     profile.project_root = str(root)
     profile.command = list(cmd)
@@ -206,4 +303,6 @@ def record_command(
             with contextlib.suppress(OSError):  # the old samples belong to the old profile
                 samples_path(out).unlink()
     save_profile(profile, target)
-    return RecordedRun(code=code, path=target, profile=profile, kept=kept)
+    return RecordedRun(
+        code=code, path=target, profile=profile, kept=kept, interrupted=ended.interrupted
+    )

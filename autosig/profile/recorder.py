@@ -631,6 +631,23 @@ class Recorder:
             except Exception as exc:  # noqa: BLE001
                 self._internal_error(exc)
 
+    # -- what budgets read (autosig/explain/budget.py) -------------------------------------
+    def trace_event_counts(self) -> dict[tuple[str | None, str, int], int]:
+        """Trace events recorded so far per function (``FunctionRecord.key``): events
+        appended after a snapshot of this are the traces made since."""
+        with self.lock:
+            return {state.record.key: len(state.record.trace_events) for state in self.order}
+
+    def function_of(self, fn: Any) -> tuple[FunctionRecord, int] | None:
+        """The record of a tf.function object this recorder saw called, and which of
+        that function's objects it is (``TraceEvent.instance``); None if never called."""
+        inst = getattr(fn, "__dict__", {}).get(INSTANCE_ATTR)
+        if inst is None or inst.owner != id(fn) or inst.epoch is not self._epoch:
+            inst = self.instances.get(fn) if _weakrefable(fn) else None
+        if inst is None or inst.state is None:
+            return None
+        return inst.state.record, inst.ordinal
+
     def _internal_error(self, exc: Exception) -> None:
         """Say once that recording is incomplete; the user's program carries on."""
         if not getattr(self, "_warned", False):
@@ -875,6 +892,19 @@ class Recorder:
             self.write()
         except Exception as exc:  # noqa: BLE001 - at exit, report and carry on
             print(f"autosig: could not write profile part: {exc}", file=sys.stderr)
+
+
+def _weakrefable(obj: Any) -> bool:
+    try:
+        weakref.ref(obj)
+    except TypeError:
+        return False
+    return True
+
+
+def active_recorder() -> Recorder | None:
+    """The recording running in this process (one at most), None when there is none."""
+    return _ACTIVE
 
 
 def partial_path(directory: Path) -> Path:

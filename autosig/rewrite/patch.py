@@ -104,11 +104,15 @@ class PlannedWrite:
     hunks: int
 
 
-def check_patch(patch_text: str, root: Path, *, recount: bool = False) -> list[PlannedWrite]:
+def check_patch(
+    patch_text: str, root: Path, *, recount: bool = False, reverse: bool = False
+) -> list[PlannedWrite]:
     """Parse ``patch_text`` and check every hunk against the files under ``root``.
 
     Returns the new text of every file; raises AutosigError (naming the file and hunk)
     for a malformed patch or a hunk whose context or removed lines no longer match.
+    ``reverse``: undo the patch instead (the files hold its change; the new text is
+    what they were before it, as ``patch -R`` gives).
     """
     patch = _parse(recount_hunks(patch_text) if recount else patch_text)
     planned: list[PlannedWrite] = []
@@ -120,7 +124,7 @@ def check_patch(patch_text: str, root: Path, *, recount: bool = False) -> list[P
             raise AutosigError("the patch changes this file twice; merge its parts first", name)
         seen.add(target)
         source = read_source(target)
-        new_text = _apply_hunks(patched, source.text, name)
+        new_text = _apply_hunks(patched, source.text, name, reverse=reverse)
         if new_text != source.text and is_read_only(target):
             raise AutosigError(
                 "read-only file; nothing was patched (make it writable or drop it from the patch)",
@@ -267,15 +271,24 @@ def _chomp(line: str) -> str:
     return line[:-1] if line.endswith("\n") else line
 
 
-def _apply_hunks(patched: Iterable[object], text: str, name: str) -> str:
+def _apply_hunks(patched: Iterable[object], text: str, name: str, reverse: bool = False) -> str:
     lines = split_at_newlines(text)
     out: list[str] = []
     cursor = 0
     hunks = list(patched)
     for number, hunk in enumerate(hunks, start=1):
         source, target = _hunk_sides(hunk)
-        start = hunk.source_start - 1 if hunk.source_length else hunk.source_start  # type: ignore[attr-defined]
+        first, length = hunk.source_start, hunk.source_length  # type: ignore[attr-defined]
+        if reverse:
+            source, target = target, source
+            first, length = hunk.target_start, hunk.target_length  # type: ignore[attr-defined]
+        start = first - 1 if length else first
         where = _locate(lines, source, start, cursor)
+        if where is None and reverse:
+            raise AutosigError(
+                f"hunk {number} of {name} does not match the file (line {max(start, 0) + 1}): "
+                "it does not hold this patch's change (not applied, or edited since)"
+            )
         if where is None:
             line = max(start, 0) + 1
             if source != target and _locate(lines, target, start, cursor) is not None:

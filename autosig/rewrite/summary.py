@@ -15,12 +15,30 @@ from autosig.text import plural
 
 if TYPE_CHECKING:  # the engine imports libcst: 'fix' with nothing to parse never needs it
     from autosig.rewrite.engine import AppliedFix, FixResult
+    from autosig.source.sites import Finding
 
 SIGNATURE = "signature"
 REDUCE_RETRACING = "reduce_retracing"
 CALL_SITE = "call_site"
 OPTIMIZER_BUILD = "optimizer_build"
 """The engine's codes for profile fixes (``autosig.rewrite.engine``; a test keeps them equal)."""
+
+
+def kept_on_purpose(finding: Finding) -> bool:
+    """A finding ``fix`` leaves on purpose: a print that logs tracing (AS101)."""
+    if finding.code != "AS101":
+        return False
+    from autosig.rules.as101_print import TRACE_LOG_MESSAGE  # libcst: only with AS101 findings
+
+    return finding.message.endswith(TRACE_LOG_MESSAGE.split("{name}")[-1])
+
+
+def problems_left(result: FixResult) -> int:
+    """Problems ``fix`` leaves open in one file: the one count behind every summary line
+    and the exit code. Findings left, except a print kept on purpose to log tracing, and
+    rewrites ``--verify`` withheld. A function changed since it was profiled is not
+    counted here: it is an error (its own line, counted with the errors, exit 2)."""
+    return sum(1 for f in result.findings if not kept_on_purpose(f)) + len(result.withheld)
 
 
 def _codes(counter: Counter[str]) -> str:
@@ -100,8 +118,13 @@ def total_summary(
     errors: int = 0,
     files_seen: int = 0,
     skipped: str = "",
+    verification: tuple[int, int, int] | None = None,
 ) -> str:
-    """One closing line, like ruff's ``Found 5 errors (4 fixed, 1 remaining).``"""
+    """One closing line, like ruff's ``Found 5 errors (4 fixed, 1 remaining).``
+
+    ``verification`` (``fix --verify``): functions verified, withheld (or whole files) and
+    not run by the workload, each counted apart.
+    """
     changed = [r for r in results if r.changed]
     applied = [f for r in results for f in r.applied]
     signed = sum(1 for f in applied if f.code == SIGNATURE)
@@ -110,7 +133,8 @@ def total_summary(
     built = sum(1 for f in applied if f.code == OPTIMIZER_BUILD)
     rules = [f for f in applied if not f.from_profile]
     unsafe = sum(1 for f in rules if f.unsafe)
-    left = sum(r.unfixed for r in results)
+    left = sum(problems_left(r) for r in results)
+    on_purpose = sum(1 for r in results for f in r.findings if kept_on_purpose(f))
     if changed:
         bits = []
         if signed:
@@ -128,8 +152,17 @@ def total_summary(
         line = f"{verb} {plural(len(changed), 'file')}: {', '.join(bits)}"
     else:
         line = f"Nothing to fix in {plural(files_seen, 'file')}"
+    if verification is not None:
+        verified, withheld, not_run = verification
+        line += f"; verified {plural(verified, 'function')}"
+        if withheld:
+            line += f", withheld {withheld} (verification failed)"
+        if not_run:
+            line += f", {not_run} not run by the workload (not verified, not written)"
     if left:
         line += f"; {plural(left, 'problem')} left (see above)"
+    if on_purpose:
+        line += f"; {plural(on_purpose, 'tracing print')} kept on purpose"
     if errors:
         line += f"; {plural(errors, 'error')}"
     if skipped:

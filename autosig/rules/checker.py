@@ -20,6 +20,7 @@ from autosig.source.codes import code_kind, expand_codes, selected_codes
 from autosig.source.config import Config
 from autosig.source.files import (
     SizeNotice,
+    binary_error,
     decode_source,
     iter_python_files,
     mentions_function,
@@ -97,6 +98,10 @@ def check_paths(
             data = item.read_bytes()
         except OSError as exc:
             result.errors.append(AutosigError(f"cannot read: {exc.strerror or exc}", str(item)))
+            continue
+        binary = binary_error(data, item)
+        if binary is not None:  # never parsed: the prefilter alone would skip it silently
+            result.errors.append(binary)
             continue
         if not mentions_function(data):
             continue

@@ -49,6 +49,7 @@ _TOP_KEYS = (
     "jobs",
     "functions",
     "max-file-size",
+    "max-traces",
 )
 _FUNCTION_KEYS = ("relax", "params")
 _PARAM_KEYS = ("relax",)
@@ -79,6 +80,10 @@ class Config:
     max_file_size: int = DEFAULT_MAX_FILE_SIZE
     """Files over this many bytes are skipped with a warning (0: no limit)."""
     function_overrides: Mapping[str, FunctionOverride] = field(default_factory=dict)
+    max_traces: int | None = None
+    """The retrace budget of every tf.function in the tests (``pytest``), None: no budget."""
+    max_traces_per_function: Mapping[str, int] = field(default_factory=dict)
+    """``"<path>::<qualname>"`` (globs allowed in the path) -> that function's budget."""
     source: Path | None = None
     """The file these settings came from (None: built-in defaults)."""
 
@@ -121,6 +126,19 @@ class Config:
             if name == qualname and path_matches(relative, pattern):
                 return override
         return None
+
+    def max_traces_for(self, path: Path | str, qualname: str) -> int | None:
+        """The trace budget of one function: its own entry (an exact path wins over a
+        glob, then the first glob listed), else ``max-traces``' default, else None."""
+        relative = self.relative(path)
+        exact = self.max_traces_per_function.get(f"{relative}::{qualname}")
+        if exact is not None:
+            return exact
+        for key, budget in self.max_traces_per_function.items():
+            pattern, _, name = key.rpartition("::")
+            if name == qualname and path_matches(relative, pattern):
+                return budget
+        return self.max_traces
 
     def relax_for(
         self,
@@ -300,6 +318,8 @@ def _parse(settings: dict[str, Any], source: Path, prefix: str) -> Config:
         normalised = f"{path_part.removeprefix('./')}::{qualname}"
         overrides[normalised] = FunctionOverride(relax=function_relax, params=params)
 
+    max_traces, per_function = _max_traces(settings.get("max-traces"), fail)
+
     return Config(
         root=Path(os.path.abspath(source.parent)),
         select=select,
@@ -311,8 +331,39 @@ def _parse(settings: dict[str, Any], source: Path, prefix: str) -> Config:
         jobs=jobs,
         max_file_size=max_file_size,
         function_overrides=overrides,
+        max_traces=max_traces,
+        max_traces_per_function=per_function,
         source=source,
     )
+
+
+def _max_traces(value: Any, fail: Any) -> tuple[int | None, dict[str, int]]:
+    """``max-traces = 2``, or a table: ``default = 2`` and ``"<path>::<qualname>" = 3``."""
+
+    def budget(key: str, raw: Any) -> int:
+        if isinstance(raw, bool) or not isinstance(raw, int) or raw < 1:
+            raise fail(key, f"expected a positive number of traces, got {raw!r}")
+        return raw
+
+    if value is None:
+        return None, {}
+    if not isinstance(value, dict):
+        return budget("max-traces", value), {}
+    default = budget("max-traces.default", value["default"]) if "default" in value else None
+    per_function: dict[str, int] = {}
+    for key, raw in value.items():
+        if key == "default":
+            continue
+        path_part, sep, qualname = key.rpartition("::")
+        if not sep or not path_part or not qualname:
+            raise fail(
+                f'max-traces."{key}"',
+                'expected "default" or a key "<path>::<qualname>", e.g. "src/train.py::Model.step"',
+            )
+        per_function[f"{path_part.removeprefix('./')}::{qualname}"] = budget(
+            f'max-traces."{key}"', raw
+        )
+    return default, per_function
 
 
 def _reject_unknown(

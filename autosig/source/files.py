@@ -10,6 +10,7 @@ the temp files a killed run leaves behind are removed by the next write of that 
 from __future__ import annotations
 
 import codecs
+import contextlib
 import fnmatch
 import io
 import os
@@ -82,11 +83,26 @@ class SourceFile:
         return (codecs.BOM_UTF8 if self.bom else b"") + body
 
 
+def binary_error(data: bytes, path: Path | str) -> AutosigError | None:
+    """The error for a file that is not Python source but binary data (a NUL byte, which
+    Python itself refuses in source code), else None."""
+    at = data.find(b"\x00")
+    if at < 0:
+        return None
+    return AutosigError(
+        f"skipped: binary data, not Python source (a NUL byte at byte {at})", str(path)
+    )
+
+
 def decode_source(data: bytes, path: Path | str) -> tuple[str, str, bool]:
     """Decode source bytes the way Python would: BOM, coding cookie, else UTF-8.
 
-    Returns (text, encoding, bom). Raises AutosigError for undecodable bytes.
+    Returns (text, encoding, bom). Raises AutosigError for undecodable bytes and for
+    binary data (``binary_error``).
     """
+    binary = binary_error(data, path)
+    if binary is not None:
+        raise binary
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
     except SyntaxError as exc:
@@ -504,3 +520,26 @@ def size_notice(path: Path | str, size: int, limit: int) -> SizeNotice | None:
 def mentions_function(data: bytes) -> bool:
     """Cheap text prefilter (see PREFILTER): only files that may hold a site are parsed."""
     return PREFILTER.search(data) is not None
+
+
+STATE_DIR = ".autosig"
+"""The folder autosig keeps its profiles and stored verify runs in (default locations)."""
+STATE_DIR_GITIGNORE = (
+    "# Created by autosig automatically: profiles and stored runs, not source.\n*\n"
+)
+
+
+def mark_state_dir(path: Path | str) -> None:
+    """Give the ``.autosig`` folder holding ``path`` (or being it) a ``.gitignore`` that
+    ignores everything in it, as pytest does for its cache, so its profiles, samples and
+    stored runs never show up in ``git status``. Paths outside such a folder are left
+    alone; a folder that cannot be written is too (the write it holds will say so)."""
+    p = Path(path).absolute()
+    for folder in (p, *p.parents):
+        if folder.name != STATE_DIR:
+            continue
+        ignore = folder / ".gitignore"
+        if folder.is_dir() and not ignore.exists():
+            with contextlib.suppress(OSError):
+                ignore.write_text(STATE_DIR_GITIGNORE, encoding="utf-8")
+        return

@@ -41,6 +41,15 @@ class Candidate:
     """Profile path -> the fix engine's AppliedFix records."""
     left: dict[str, list[str]] = field(default_factory=dict)
     errors: list[AutosigError] = field(default_factory=list)
+    profile_digest: str = ""
+    """Identifies the profile the rewrite came from: a stored original run made for
+    another profile is not reused (``runs.stored_mismatch``)."""
+    profiled_exit_code: int = 0
+    """How the profiled run exited: a stored original run that exited otherwise (an
+    interrupted or failed run) is not reused."""
+    served_originals: frozenset[str] = frozenset()
+    """Files whose original text is not on disk (the rewrite was written already,
+    ``verify --before``): the original run is served ``originals[rel]`` for them."""
 
     def absolute(self, rel: str) -> Path:
         p = Path(rel)
@@ -49,6 +58,12 @@ class Candidate:
     def sources_by_absolute_path(self) -> dict[str, str]:
         """What the import hook serves: absolute file path -> rewritten text."""
         return {str(self.absolute(rel).resolve()): text for rel, text in self.texts.items()}
+
+    def original_sources_by_absolute_path(self) -> dict[str, str]:
+        """What the import hook serves the original run (``served_originals``)."""
+        return {
+            str(self.absolute(rel).resolve()): self.originals[rel] for rel in self.served_originals
+        }
 
     def changed_files(self) -> list[str]:
         return sorted(self.texts)
@@ -95,6 +110,13 @@ class Candidate:
         return (
             f"{', '.join(codes)} replaced Python/NumPy randomness with tf.random (--unsafe-fixes)"
         )
+
+
+def profile_digest(profile: Profile) -> str:
+    """A short SHA-256 of the profile's content."""
+    import hashlib
+
+    return hashlib.sha256(profile.dumps().encode("utf-8")).hexdigest()[:20]
 
 
 def profiled_sources(
@@ -167,7 +189,14 @@ def build_candidate(
     if dropped:
         plan = Plan([f for f in plan.functions if (f.path, f.qualname) not in dropped])
     rules_for = rules_for or default_rules_for(root)
-    candidate = Candidate(root=root, originals=texts, plan=plan, errors=errors)
+    candidate = Candidate(
+        root=root,
+        originals=texts,
+        plan=plan,
+        errors=errors,
+        profile_digest=profile_digest(profile),
+        profiled_exit_code=profile.exit_code or 0,
+    )
     keep = set(untouched)
     if keep:
         plan = Plan([f for f in plan.functions if (f.path, f.qualname) not in keep])

@@ -22,6 +22,7 @@ from typing import Any, Literal
 import numpy as np
 
 from autosig.profile.format import Sample, Value
+from autosig.text import number
 
 DEFAULT_TOLERANCES: dict[str, tuple[float, float]] = {
     # dtype: (rtol, atol)
@@ -293,7 +294,8 @@ def _compare_python(a: Value, b: Value, tol: Tolerance, where: str) -> LeafResul
         return compare_arrays(np.float64(va), np.float64(vb), tol, where)
     if va == vb:
         return LeafResult(where, True)
-    return LeafResult(where, False, f"{va!r} -> {vb!r}")
+    shown = (repr(v) if isinstance(v, str) else number(v) for v in (va, vb))
+    return LeafResult(where, False, " -> ".join(shown))
 
 
 # -- functions --------------------------------------------------------------------------

@@ -43,6 +43,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from autosig.text import digits_for, number
+
 FULL_VALUES = 16
 """Arrays up to this many elements are kept value by value."""
 MAX_PRINT = 4000
@@ -562,7 +564,8 @@ def _compare_arrays(a: dict[str, Any], b: dict[str, Any], where: str, tol: _Tol)
                         raise _Diff(f"{where}: value [{index}] {x} -> {y}")
                     continue
                 if not tol.close(_num(x), _num(y), dtype):
-                    raise _Diff(f"{where}: value [{index}] {x!r} -> {y!r}")
+                    shown = (number(v, digits_for(dtype)) for v in (x, y))
+                    raise _Diff(f"{where}: value [{index}] {' -> '.join(shown)}")
             elif x != y:
                 raise _Diff(f"{where}: value [{index}] {x!r} -> {y!r} (exact)")
         return
@@ -594,7 +597,7 @@ def _compare_values(a: Any, b: Any, where: str, tol: _Tol) -> None:
         x, y = a["value"], b["value"]
         if a["type"] == "float" and not isinstance(x, str) and not isinstance(y, str):
             if not tol.close(float(x), float(y), "float64"):
-                raise _Diff(f"{where}: {x!r} -> {y!r}")
+                raise _Diff(f"{where}: {number(x)} -> {number(y)}")
         elif x != y:
             raise _Diff(f"{where}: {x!r} -> {y!r}")
         return

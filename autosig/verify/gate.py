@@ -79,12 +79,20 @@ class GateResult:
     fallbacks: list[Fallback] = field(default_factory=list)
     untouched: dict[tuple[str, str], str] = field(default_factory=dict)
     """(path, qualname) -> the changes withheld from that function and why."""
+    not_run: dict[tuple[str, str], list[str]] = field(default_factory=dict)
+    """(path, qualname) -> the changes to a function the workload never called: nothing
+    verified them, so they are withheld too (``qualname`` "" for changes outside any
+    tf.function)."""
     report: VerifyReport | None = None
     candidate: Candidate | None = None
     rounds: int = 0
 
-    def written(self) -> list[str]:
-        """One line per verified change that is written."""
+    def withheld_sites(self) -> frozenset[tuple[str, str]]:
+        """Every function left as it was: its changes failed or were never verified."""
+        return frozenset(self.untouched) | frozenset(self.not_run)
+
+    def verified(self) -> list[str]:
+        """One line per verified change that is kept."""
         report, candidate = self.report, self.candidate
         if report is None or candidate is None:
             return []
@@ -97,7 +105,7 @@ class GateResult:
             entry = candidate.plan.for_site(verdict.path, verdict.qualname, verdict.line)
             tried = entry.tried if entry is not None else ()
             lines.append(
-                f"written: {verdict.path}:{verdict.line}: {verdict.qualname} "
+                f"verified: {verdict.path}:{verdict.line}: {verdict.qualname} "
                 f"[{', '.join(verdict.changes)}]: {verdict.status}"
                 + (
                     f"; {', '.join(f'`{t}`' for t in tried)} tried as a tensor where the "
@@ -109,8 +117,9 @@ class GateResult:
         return lines
 
     def messages(self) -> list[str]:
-        """What was written, then, separately, what was withheld and why."""
-        lines = self.written()
+        """What verified, then, separately, what was withheld and why, and what the
+        workload never ran."""
+        lines = self.verified()
         lines += [
             f"fallback: {f.path}: {f.qualname}: verification failed ({f.reason}); {f.action}"
             for f in self.fallbacks
@@ -124,7 +133,30 @@ class GateResult:
             f"withheld: {path}: whole file not written: {why}"
             for path, why in sorted(self.withheld.items())
         ]
+        lines += [
+            f"not run: {path}: {qualname or '(outside any tf.function)'} "
+            f"[{', '.join(changes)}]: the workload never called it, so nothing verified "
+            "the change; withheld"
+            for (path, qualname), changes in sorted(self.not_run.items())
+        ]
         return lines
+
+    def counts(self) -> tuple[int, int, int]:
+        """(functions verified, functions or files withheld, functions not run)."""
+        report = self.report
+        verified = (
+            0
+            if report is None
+            else sum(
+                1
+                for v in report.functions
+                if v.changes
+                and not v.failed
+                and v.path in self.texts
+                and (v.path, v.qualname) not in self.untouched
+            )
+        )
+        return verified, len(self.untouched) + len(self.withheld), len(self.not_run)
 
 
 def _python_params(profile: Profile, path: str, qualname: str) -> list[str]:
@@ -224,10 +256,63 @@ def gate_fixes(
                         verdict.path, f"{verdict.qualname} did not verify after fallbacks"
                     )
     assert result.candidate is not None
+    _withhold_not_run(result, untouched, profile, root, unsafe_fixes, rules_for, current, sources)
     result.texts = {
         rel: text for rel, text in result.candidate.texts.items() if rel not in result.withheld
     }
     return result
+
+
+def not_run_changes(candidate: Candidate, report: VerifyReport) -> dict[tuple[str, str], list[str]]:
+    """Changes to functions with no verdict: the workload never called them.
+
+    Keyed (path, qualname) of the function a change belongs to (a call site's: the
+    function it calls); changes outside any tf.function have the qualname "".
+    """
+    judged = {(v.path, v.qualname) for v in report.functions}
+    out: dict[tuple[str, str], list[str]] = {}
+    for rel, fixes in candidate.applied.items():
+        for fix in fixes:
+            site = (str(getattr(fix, "target", None) or rel), str(fix.qualname or ""))
+            if site in judged:
+                continue
+            code = str(fix.code)
+            changes = out.setdefault(site, [])
+            if code not in changes:
+                changes.append(code)
+    return out
+
+
+def _withhold_not_run(
+    result: GateResult,
+    untouched: set[tuple[str, str]],
+    profile: Profile,
+    root: Path,
+    unsafe_fixes: bool,
+    rules_for: Callable[[str], Sequence[Any]] | None,
+    plan: Plan,
+    sources: Mapping[str, str],
+) -> None:
+    """Leave untouched the functions whose changes no run verified, and rebuild the
+    rewrite without them (they never ran, so what did run is what was verified)."""
+    if result.report is None or result.candidate is None:
+        return
+    result.not_run = not_run_changes(result.candidate, result.report)
+    if not result.not_run:
+        return
+    keep = untouched | {(p, q or None) for p, q in result.not_run}  # type: ignore[misc]
+    candidate = build_candidate(
+        profile,
+        root,
+        unsafe_fixes=unsafe_fixes,
+        rules_for=rules_for,
+        plan=Plan([f for f in plan.functions if (f.path, f.qualname) not in result.not_run]),
+        sources=sources,
+        untouched=keep,
+    )
+    for rel in result.withheld:
+        candidate.texts.pop(rel, None)
+    result.candidate = candidate
 
 
 def _fall_back(

@@ -27,9 +27,10 @@ import types
 from pathlib import Path
 from typing import Any
 
-from autosig.errors import AutosigError
+from autosig.errors import AutosigError, Interrupted
 from autosig.profile.describe import TFTypes
 from autosig.profile.format import Profile, Sample
+from autosig.profile.launch import run_supervised
 from autosig.profile.samples import LeafConverter, SampleStore, load_arrays, rebuild, save_arrays
 from autosig.verify.candidate import Candidate
 from autosig.verify.compare import (
@@ -46,6 +47,7 @@ from autosig.verify.runner import (
     VerifySettings,
     _changes,
 )
+from autosig.verify.runs import STOP_GRACE_S
 from autosig.verify.timing import median_step, time_interleaved
 from autosig.verify.xla import _target, count_compiles, dump_flags, note_concrete_functions
 
@@ -149,21 +151,22 @@ def _run_replay(
             flags = dump_flags(dump, names)
             env["XLA_FLAGS"] = f"{env.get('XLA_FLAGS', '')} {flags}".strip()
         log = Path(tmp) / "replay.log"
+        env["TMPDIR"] = str(Path(tmp))  # AutoGraph's files go with the rest of the run
         with open(log, "wb") as handle:
-            proc = subprocess.run(
+            ended = run_supervised(
                 [sys.executable, "-m", "autosig.verify.replay", str(job_file), tmp],
-                env=env,
+                env,
+                stop_grace_s=STOP_GRACE_S,
                 cwd=candidate.root,
                 stdout=handle,
                 stderr=subprocess.STDOUT,
-                check=False,
             )
+        if ended.interrupted is not None:
+            raise Interrupted(ended.interrupted)
         out = Path(tmp) / "result.json"
         if not out.exists():
             tail = log.read_text(encoding="utf-8", errors="replace").strip().splitlines()[-5:]
-            raise AutosigError(
-                f"replay process failed (exit {proc.returncode}): " + " | ".join(tail)
-            )
+            raise AutosigError(f"replay process failed (exit {ended.code}): " + " | ".join(tail))
         results = json.loads(out.read_text(encoding="utf-8"))
         results["compiles"] = count_compiles(dump)
         for key in list(results.get("arrays", {})):

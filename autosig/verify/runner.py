@@ -25,6 +25,7 @@ report.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import tempfile
@@ -36,6 +37,7 @@ from typing import Any
 
 from autosig.errors import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, AutosigError
 from autosig.profile.format import FunctionRecord
+from autosig.source.files import STATE_DIR, mark_state_dir
 from autosig.verify.candidate import Candidate
 from autosig.verify.compare import (
     XLA_TOLERANCE_SCALE,
@@ -47,7 +49,14 @@ from autosig.verify.compare import (
 )
 from autosig.verify.device import DeviceChoice, select_device
 from autosig.verify.effects import EffectsComparison, compare_effects
-from autosig.verify.runs import Mode, RunResult, load_stored, run_workload
+from autosig.verify.runs import (
+    Mode,
+    RunResult,
+    load_stored,
+    run_workload,
+    stored_meta,
+    stored_mismatch,
+)
 
 FAILING = ("not equivalent", "could not run", "not compared")
 """Verdicts that fail verify (exit 1) and keep ``fix --verify`` from writing a change:
@@ -267,6 +276,7 @@ def verify_candidate(
         return report, {}
     report.device = device or select_device(settings.device)
     sources = candidate.sources_by_absolute_path()
+    original_sources = candidate.original_sources_by_absolute_path()
     watch = sorted(sources)
     modes: list[Mode] = ["graph", "xla"] if settings.xla else ["graph"]
     workdir = Path(tempfile.mkdtemp(prefix="autosig-verify-"))
@@ -290,12 +300,14 @@ def verify_candidate(
                 names = _function_names(runs.get("original-graph"), candidate)
                 run_dir = workdir
                 if variant == "original" and store is not None:
-                    stored = load_stored(store / key, variant, mode) if settings.reuse else None
-                    if stored is not None and stored.error is None:
+                    stored = (
+                        _reusable(store / key, cmd, candidate, report) if settings.reuse else None
+                    )
+                    if stored is not None:
                         runs[key] = stored
                         report.notes.append(
                             f"{stored.label}: reused the run stored in {store} (same "
-                            "sources, command and settings; --no-reuse runs it again)"
+                            "sources, command, profile and settings; --no-reuse runs it again)"
                         )
                         if key == "original-graph":
                             _require_usable(stored, candidate)
@@ -306,14 +318,17 @@ def verify_candidate(
                     variant=variant,  # type: ignore[arg-type]
                     mode=mode,
                     workdir=run_dir,
-                    sources=sources,
+                    sources=sources if variant == "rewritten" else original_sources,
                     watch_files=watch,
                     jit_files=watch,
                     jit_names=names,
                     env={**_environ(), **report.device.env},
                     sample_calls=settings.sample_calls,
                     show_output=settings.show_output,
+                    profile_digest=candidate.profile_digest,
                 )
+                if run_dir is store:
+                    _keep_if_reusable(runs[key], store / key, workdir, candidate, report)
                 if key == "original-graph":
                     _require_usable(runs[key], candidate)
         for result in runs.values():
@@ -338,7 +353,7 @@ def verify_candidate(
     return report, runs
 
 
-STORE_VERSION = 1
+STORE_VERSION = 2
 """Bump when what a run records changes: stored runs of another version are not reused."""
 _ENV_KEYS = ("PYTHONHASHSEED", "CUDA_VISIBLE_DEVICES", "XLA_FLAGS", "TF_XLA_FLAGS")
 
@@ -357,10 +372,17 @@ def stored_runs_dir(
     import sys
 
     texts: dict[str, str] = dict(sorted(candidate.originals.items()))
+    served = {
+        str(candidate.absolute(rel).resolve()): candidate.originals[rel]
+        for rel in candidate.served_originals
+    }
     for arg in cmd:
         path = Path(arg)
         if path.suffix == ".py" and path.is_file():
-            texts[f"cmd:{path.resolve()}"] = path.read_text(encoding="utf-8", errors="replace")
+            text = served.get(str(path.resolve()))  # the version the original run is served
+            if text is None:
+                text = path.read_text(encoding="utf-8", errors="replace")
+            texts[f"cmd:{path.resolve()}"] = text
     key = {
         "version": STORE_VERSION,
         "cmd": list(cmd),
@@ -371,11 +393,56 @@ def stored_runs_dir(
         "device": dict(sorted(device_env.items())),
         "sample_calls": settings.sample_calls,
         "xla_names": sorted(f.qualname for f in candidate.plan.functions),
+        "watched": sorted(candidate.texts),
     }
     digest = hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:20]
-    base = candidate.root / ".autosig" / "verify-runs"
+    base = candidate.root / STATE_DIR / "verify-runs"
+    with contextlib.suppress(OSError):
+        base.mkdir(parents=True, exist_ok=True)
+    mark_state_dir(base)
     _prune(base, keep=4)
     return base / digest
+
+
+def _reusable(
+    base: Path, cmd: Sequence[str], candidate: Candidate, report: VerifyReport
+) -> RunResult | None:
+    """The original run stored in ``base`` when it may stand in for running it now.
+
+    A stored run of another command or profile, or one that exited otherwise than the
+    profiled run (stored by an older autosig), is ignored with a one-line note.
+    """
+    meta = stored_meta(base)
+    if meta is None:
+        return None
+    why = stored_mismatch(meta, cmd, candidate.profile_digest, candidate.profiled_exit_code)
+    if why:
+        report.notes.append(f"ignored the original run stored in {base} ({why}): ran it again")
+        shutil.rmtree(base, ignore_errors=True)
+        return None
+    stored = load_stored(base, "original", "xla" if base.name.endswith("-xla") else "graph")
+    if stored is None or stored.error is not None:
+        return None
+    return stored
+
+
+def _keep_if_reusable(
+    run: RunResult, base: Path, workdir: Path, candidate: Candidate, report: VerifyReport
+) -> None:
+    """Keep a finished original run for reuse only when it exited as the profiled run did
+    and produced what verify reads: a failed run is never reused (it moves to this
+    verify's own folder, where its log still explains the failure)."""
+    if run.error is None and run.exit_code == candidate.profiled_exit_code:
+        return
+    target = workdir / base.name
+    shutil.rmtree(target, ignore_errors=True)
+    shutil.move(str(base), str(target))
+    if run.log is not None:
+        run.log = target / run.log.name
+    why = run.error or (
+        f"it exited with code {run.exit_code}, the profiled run with {candidate.profiled_exit_code}"
+    )
+    report.notes.append(f"{run.label}: not stored for reuse ({why})")
 
 
 def _prune(base: Path, keep: int) -> None:

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from autosig.errors import AutosigError
+from autosig.errors import AutosigError, Interrupted
 from autosig.profile.format import FunctionRecord, Profile, load_profile
 from autosig.profile.launch import run_recorded
 from autosig.profile.samples import load_samples
@@ -230,11 +230,18 @@ def run_workload(
     env: dict[str, str] | None = None,
     sample_calls: int = 64,
     show_output: bool = False,
+    profile_digest: str = "",
 ) -> RunResult:
     """Run the workload once and collect everything the comparison needs.
 
-    ``sources`` (absolute path -> rewritten text) is served only in the rewritten
-    variant; ``jit_files`` are forced to XLA only in the XLA mode.
+    ``sources`` (absolute path -> text) are served by the import hook: the rewritten
+    text in the rewritten variant; in the original one nothing, or the version before a
+    written fix (``verify --before``); ``jit_files`` are forced to XLA only in the XLA mode. The command and
+    ``profile_digest`` are kept with the run's result (what a stored run must match to
+    be reused: ``stored_mismatch``).
+    The workload's temporary files go to a folder of the run that is removed after it.
+    Raises ``Interrupted`` (the run's folder removed) when autosig was asked to stop:
+    the workload's process group was stopped.
     """
     name = f"{variant}-{mode}"
     base = workdir / name
@@ -243,7 +250,7 @@ def run_workload(
     status_dir = base / "status"
     status_dir.mkdir(exist_ok=True)
     sources_file = None
-    if variant == "rewritten":
+    if sources:
         sources_file = base / "sources.json"
         sources_file.write_text(json.dumps(sources), encoding="utf-8")
     dump = base / "xla-dump" if mode == "xla" else None
@@ -263,31 +270,81 @@ def run_workload(
     child_env["AUTOSIG_SAMPLE_CALLS"] = str(sample_calls)
     child_env.setdefault("PYTHONHASHSEED", "0")
     child_env.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    tmp = base / "tmp"  # the workload's temporary files (AutoGraph's too): removed below
+    tmp.mkdir()
+    child_env["TMPDIR"] = str(tmp)
     out = base / "profile.json"
     log = None if show_output else base / "output.log"
     result = RunResult(variant, mode, log=log)
-    launch = launch_command(cmd, set(sources) if variant == "rewritten" else set())
+    launch = launch_command(cmd, set(sources))
     start = time.perf_counter()
-    with output_to(log):
-        result.exit_code = run_recorded(
-            launch, out, env=child_env, capture_outputs=True, bootstrap=[BOOTSTRAP_MODULE]
-        )
+    try:
+        with output_to(log):
+            ended = run_recorded(
+                launch,
+                out,
+                env=child_env,
+                capture_outputs=True,
+                bootstrap=[BOOTSTRAP_MODULE],
+                stop_grace_s=STOP_GRACE_S,
+            )
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    if ended.interrupted is not None:
+        shutil.rmtree(base, ignore_errors=True)  # an interrupted run is never kept or reused
+        raise Interrupted(ended.interrupted)
+    result.exit_code = ended.code
     result.wall_s = time.perf_counter() - start
     (base / RESULT_FILE).write_text(
-        json.dumps({"exit_code": result.exit_code, "wall_s": result.wall_s}), encoding="utf-8"
+        json.dumps(
+            {
+                "exit_code": result.exit_code,
+                "wall_s": result.wall_s,
+                "command": list(cmd),
+                "profile": profile_digest,
+            }
+        ),
+        encoding="utf-8",
     )
     return collect(result, base)
 
 
 RESULT_FILE = "result.json"
-"""In a run's directory: its exit code and wall time (a stored run is loaded from it)."""
+"""In a run's directory: its exit code, wall time, command and ``stamp`` (a stored run is
+loaded from it)."""
+STOP_GRACE_S = 3.0
+"""After Ctrl-C or SIGTERM, how long the workload may take to stop before it is killed."""
+
+
+def stored_meta(base: Path) -> dict[str, Any] | None:
+    """The result record of a run stored in ``base``, None when there is none."""
+    try:
+        meta = json.loads((base / RESULT_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return meta if isinstance(meta, dict) else None
+
+
+def stored_mismatch(meta: dict[str, Any], cmd: Sequence[str], profile: str, exit_code: int) -> str:
+    """Why a stored run cannot stand in for a run of ``cmd`` now ("" when it can).
+
+    It must have run this command, for this ``profile`` (its digest: a workload profiled
+    again may have new data or code that autosig cannot see), and have exited as the
+    profiled run did (``exit_code``): an interrupted or failed run is never reused.
+    """
+    if meta.get("command") != list(cmd):
+        return f"it ran another command ({' '.join(map(str, meta.get('command') or []))})"
+    if meta.get("exit_code") != exit_code:
+        return f"it exited with code {meta.get('exit_code')}, the profiled run with {exit_code}"
+    if meta.get("profile") != profile:
+        return "it was run for another profile (the workload was profiled again since)"
+    return ""
 
 
 def load_stored(base: Path, variant: Variant, mode: Mode) -> RunResult | None:
     """A run stored earlier in ``base`` (``runs.store``), or None if there is none."""
-    try:
-        meta = json.loads((base / RESULT_FILE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    meta = stored_meta(base)
+    if meta is None:
         return None
     log = base / "output.log"
     result = RunResult(variant, mode, log=log if log.exists() else None)
