@@ -42,7 +42,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from autosig.verify import effects
+from autosig.verify import effects, unseen
 
 POLY_MODULE = "tensorflow.python.eager.polymorphic_function.polymorphic_function"
 EAGER_RUN_MODULE = "tensorflow.python.eager.polymorphic_function.eager_function_run"
@@ -307,11 +307,12 @@ def patch_function_class(
         if compiled:
             note_concrete_functions(target, key)
         if key[0] in watch:
-            effects.note_random_ops(key, target)
+            effects.note_reach(key, target)
             times = TIMINGS.setdefault(key, [])
-            if len(times) < MAX_TIMINGS:
+            if len(times) < MAX_TIMINGS and not effects.capturing():
                 times.append(elapsed)
             effects.note_call(key, target, args, kwds, result, None, watch)
+            unseen.remember(key, fn_self, args, kwds)
         return result
 
     cls.__call__ = __call__
