@@ -199,7 +199,10 @@ def _compare_values(
             return LeafResult(where, True)
         diff = np.argwhere(a != b) if a.ndim else np.zeros((1, 0), dtype=int)
         first = tuple(int(i) for i in diff[0]) if diff.size else ()
-        reason = f"exact values differ at index {list(first)}: {a[first]!r} -> {b[first]!r}"
+        reason = (
+            f"exact values differ at index {list(first)}: {_plain(a[first])!r} -> "
+            f"{_plain(b[first])!r}"
+        )
         if a.dtype.kind in "iub" and a.size:
             err = np.abs(a.astype(np.float64) - b.astype(np.float64))
             return LeafResult(where, False, reason, float(err.max()), _max_rel(err, a))
@@ -226,10 +229,15 @@ def _compare_values(
         index = int(np.argmax(bad))
         reason = (
             f"{int(bad.sum())} of {err.size} values outside rtol={rtol:g}, atol={atol:g} "
-            f"(e.g. {x[finite][index]!r} -> {y[finite][index]!r})"
+            f"(e.g. {_plain(x[finite][index])!r} -> {_plain(y[finite][index])!r})"
         )
         return LeafResult(where, False, reason, max_abs, max_rel)
     return LeafResult(where, True, "", max_abs, max_rel)
+
+
+def _plain(value: Any) -> Any:
+    """A NumPy scalar as the Python value it holds (``0.5``, not ``np.float64(0.5)``)."""
+    return value.item() if hasattr(value, "item") else value
 
 
 def _max_rel(err: np.ndarray, ref: np.ndarray) -> float:
