@@ -29,6 +29,7 @@ from autosig.verify.runs import RunResult
 Key = tuple[str, str, int]
 """(profile path, qualname, ordinal by first line)."""
 _PRINT_CALL = re.compile(r"(?<![\w.])print\s*\(")
+_ANY_PRINT = re.compile(r"\bprint\s*\(")
 
 
 def designs(
@@ -135,6 +136,8 @@ def added_print_sites(candidate: Candidate) -> set[str]:
                 continue
             old_block = "\n".join(old_lines[i1:i2])
             new_block = "\n".join(new_lines[j1:j2])
-            if _PRINT_CALL.search(old_block) and "print" in new_block:
-                sites |= {f"{file}:{j + 1}" for j in range(j1, j2)}
+            if _PRINT_CALL.search(old_block):
+                sites |= {
+                    f"{file}:{j + 1}" for j in range(j1, j2) if _ANY_PRINT.search(new_lines[j])
+                }
     return sites

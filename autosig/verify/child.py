@@ -108,10 +108,6 @@ def activate() -> None:
         _seed_python(int(seed))
     xla.install(config.get("jit_files"), config.get("watch_files") or (), seed)
     atexit.register(_write_status, config)
-    if config.get("status_dir"):
-        # registered after _write_status, so it runs before it (atexit is last in,
-        # first out): the unseen inputs' effects are then written with the rest
-        atexit.register(unseen.run_all)
 
 
 activate()

@@ -672,7 +672,8 @@ def _judge_unseen(
         after.effects.unseen.get(effects_key, []),
         tol,
         design,
-        before.effects.unseen_skipped.get(effects_key, ""),
+        before.effects.unseen_skipped.get(effects_key, "")
+        or after.effects.unseen_skipped.get(effects_key, ""),
     )
     outcome.unseen = compared
     if compared.failed and outcome.status not in FAILING:

@@ -18,19 +18,25 @@ input both runs tried. An input the original itself rejects (it raised) is outsi
 program's domain: a rewrite may reject it too, and it is not counted as checked.
 
 **When, and why then.** The calls run in the workload's own processes, at exit,
-after the workload finished (``atexit``, before the status is written): the compared
-calls are all done, so nothing they saw can be disturbed. Each call starts from the
-same state in both runs: the function's variables (its model, optimizer slots and
-step counters, a Generator's or Keras SeedGenerator's state) are read before the call
-and assigned back after it, so a train step on an unseen batch leaves nothing behind
-for the next unseen call. Python state a function changes while tracing (a counter,
-a list) is not restored: the program is ending, nothing reads it any more. Functions
-whose arguments cannot be called twice (an iterator, a dataset, distributed values)
-are skipped.
+after the workload finished (``atexit``, before the profile and the status are
+written): the compared calls are all done, so nothing they saw can be disturbed. They
+call a twin of the function (its own trace cache: the function's trace count, XLA
+compile count and step times stay the workload's) through verify's call wrapper, not
+the profile recorder's. Each call starts from the same state in both runs: the
+function's variables (its model, optimizer slots and step counters, a Generator's or
+Keras SeedGenerator's state) are read before the call and assigned back after it, so
+a train step on an unseen batch leaves nothing behind for the next unseen call.
+Python state a function changes while tracing (a counter, a list) is not restored:
+the program is ending, nothing reads it any more. First the recorded call itself is
+made again, as a control: if that fails (the workload's context, a summary writer or
+a strategy scope, is gone at exit), the function is not checked, and the report says
+why. Functions whose arguments cannot be called twice (an iterator, a dataset,
+distributed values) are skipped.
 """
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import inspect
 import sys
@@ -70,6 +76,7 @@ def remember(key: tuple[str, str, int], fn_self: Any, args: Sequence[Any], kwds:
         if not any(any(d >= 2 for d in _shape(leaf)) for leaf in leaves):
             return
         REMEMBERED[key] = (fn_self, _copied(tuple(args)), _copied(dict(kwds)))
+        _register()
     except Exception:  # noqa: BLE001 - no unseen inputs for this function
         return
 
@@ -177,6 +184,27 @@ def _describe(fn_self: Any, args: tuple[Any, ...], kwds: dict[str, Any], recipe:
     return f"{recipe.label} ({', '.join(shown)})" if shown else recipe.label
 
 
+_CALLER: list[Any] = []
+"""The verify run's own ``Function.__call__`` wrapper (``xla.patch_function_class``):
+unseen calls go through it (effects noted, prints routed) but not through the
+profile recorder's, so the run's profile never counts them."""
+
+
+def set_caller(call: Any) -> None:
+    _CALLER[:] = [call]
+
+
+def _register() -> None:
+    """Run ``run_all`` at exit, before every exit handler registered so far.
+
+    atexit runs handlers last in, first out: registered again each time a function is
+    remembered (after TensorFlow and Keras are imported), the unseen calls run while
+    those libraries are whole (optree, under Keras's nests, empties its registry at
+    exit) and before the profile recorder writes its profile."""
+    atexit.unregister(run_all)
+    atexit.register(run_all)
+
+
 def run_all() -> None:
     """At exit: every remembered function on its unseen inputs (never raises)."""
     for key in sorted(REMEMBERED):
@@ -184,21 +212,49 @@ def run_all() -> None:
             _run(key, *REMEMBERED[key])
 
 
+CONTROL = "the recorded call again"
+
+
 def _run(key: tuple[str, str, int], fn_self: Any, args: tuple[Any, ...], kwds: Any) -> None:
+    """Call a twin of the function (``_clone``: a trace cache of its own, so the
+    function's own trace count, and what the profile says of it, stay the workload's)
+    first on the recorded arguments (a control: after the workload its context, a
+    summary writer's or a strategy's scope, may be gone), then on each unseen input."""
+    if not _CALLER:
+        return
+    twin = fn_self._clone(None)
     found = RESULTS.setdefault(key, [])
+    control = _call(twin, list(args), dict(kwds))
+    if control is None or "e" in control:
+        why = _exception_line(control)
+        SKIPPED[key] = f"calling it again after the workload failed: {why}"
+        return
     for recipe in recipes((list(args), dict(kwds))):
         new_args, new_kwds = derive((list(args), dict(kwds)), recipe)
-        label = _describe(fn_self, tuple(new_args), new_kwds, recipe)
-        variables = effects.call_variables(fn_self, new_args, new_kwds)
-        saved = [(var, var.read_value()) for var in variables]
-        with effects.captured() as entries:
-            with contextlib.suppress(Exception):  # noted by the call wrapper
-                fn_self(*new_args, **new_kwds)
-        for var, value in saved:
-            with contextlib.suppress(Exception):
-                var.assign(value)
-        if entries:
-            found.append({"label": label, "entry": entries[-1]})
+        entry = _call(twin, new_args, new_kwds, fn_self)
+        if entry is not None:
+            label = _describe(fn_self, tuple(new_args), new_kwds, recipe)
+            found.append({"label": label, "entry": entry})
+
+
+def _call(twin: Any, args: list[Any], kwds: dict[str, Any], fn_self: Any = None) -> Any:
+    """One call's effects; the function's variables read before and assigned back after."""
+    variables = effects.call_variables(fn_self or twin, args, kwds)
+    saved = [(var, var.read_value()) for var in variables]
+    with effects.captured() as entries:
+        with contextlib.suppress(Exception):  # noted by the call wrapper
+            _CALLER[0](twin, *args, **kwds)
+    for var, value in saved:
+        with contextlib.suppress(Exception):
+            var.assign(value)
+    return entries[-1] if entries else None
+
+
+def _exception_line(entry: Any) -> str:
+    if not entry or "e" not in entry:
+        return "nothing was noted"
+    exc = entry["e"]
+    return f"{exc.get('type')}: {str(exc.get('message', ''))[:200]}"
 
 
 def write(status_dir: str) -> None:

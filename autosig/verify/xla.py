@@ -297,14 +297,14 @@ def patch_function_class(
                 result = original_call(target, *args, **kwds)
         except BaseException as exc:
             effects.leave()
-            if compiled:
+            if compiled and not effects.capturing():
                 note_concrete_functions(target, key)
             if key[0] in watch:
                 effects.note_call(key, target, args, kwds, None, exc, watch)
             raise
         elapsed = time.perf_counter() - start
         effects.leave()
-        if compiled:
+        if compiled and not effects.capturing():  # an unseen input's twin: not counted
             note_concrete_functions(target, key)
         if key[0] in watch:
             effects.note_reach(key, target)
@@ -316,6 +316,7 @@ def patch_function_class(
         return result
 
     cls.__call__ = __call__
+    unseen.set_caller(__call__)
     if original_concrete is not None:
 
         @functools.wraps(original_concrete)
