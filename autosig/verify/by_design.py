@@ -135,7 +135,6 @@ def added_print_sites(candidate: Candidate) -> set[str]:
             if tag not in ("replace", "insert"):
                 continue
             old_block = "\n".join(old_lines[i1:i2])
-            new_block = "\n".join(new_lines[j1:j2])
             if _PRINT_CALL.search(old_block):
                 sites |= {
                     f"{file}:{j + 1}" for j in range(j1, j2) if _ANY_PRINT.search(new_lines[j])
