@@ -203,3 +203,6 @@ def test_unseen_batch_fails_where_every_recorded_call_passes(report: Any) -> Non
     # the signature pins dim 1 (3 features): a shorter one is not an unseen-input check
     assert pair.unseen is not None and pair.unseen.pinned == ["dim 1 3 -> 2 (x [2, 2])"]
     assert "1 unseen shape checked" in pair.detail
+    from autosig.report.verdicts import summary_line
+
+    assert "unseen input shapes checked" in summary_line(report)
