@@ -76,9 +76,29 @@ def remember(key: tuple[str, str, int], fn_self: Any, args: Sequence[Any], kwds:
         if not any(any(d >= 2 for d in _shape(leaf)) for leaf in leaves):
             return
         REMEMBERED[key] = (fn_self, _copied(tuple(args)), _copied(dict(kwds)))
+        _KEPT[key] = _instance(fn_self)
         _register()
     except Exception:  # noqa: BLE001 - no unseen inputs for this function
         return
+
+
+_KEPT: dict[tuple[str, str, int], Any] = {}
+"""The instance a remembered method belongs to: TensorFlow binds a method's function to
+its instance through a weak reference, and a workload may drop the instance before
+exit (a local of ``main()``); kept alive here for the unseen calls."""
+
+
+def _instance(fn_self: Any) -> Any:
+    """The instance a method's tf.function is bound to (None for a plain function):
+    TensorFlow's wrapper keeps the bound method it was made from (a ``TfMethodTarget``
+    behind a weak reference) as ``__original_wrapped__`` (``__wrapped__`` becomes
+    AutoGraph's converted function after the first trace)."""
+    wrapper = getattr(fn_self, "_python_function", None)
+    original = inspect.getattr_static(wrapper, "__original_wrapped__", None)
+    target = getattr(original, "__self__", None)
+    with contextlib.suppress(Exception):
+        return target.target  # TfMethodTarget: the instance behind its weak reference
+    return None
 
 
 def _leaves(value: Any) -> list[Any]:
