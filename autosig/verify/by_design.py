@@ -96,12 +96,18 @@ def designs(
             )
         if "AS103" in codes:
             design.new_state = "; ".join(
-                str(getattr(f, "description", "") or "AS103")
+                _state_change(f)
                 for f in candidate.fixes_for(key[0], key[1])
                 if getattr(f, "code", None) == "AS103"
             )
         out[key] = design
     return out
+
+
+def _state_change(fix: Any) -> str:
+    """``AS103: `self.steps += 1` -> a tf.Variable`` from the fix's description."""
+    code = re.search(r"`([^`]+)`", str(getattr(fix, "description", "") or ""))
+    return f"AS103: `{code.group(1)}` -> a tf.Variable" if code else "AS103"
 
 
 def _reads(summary: Mapping[str, Any] | None, tainted: set[str]) -> set[str]:
