@@ -34,7 +34,7 @@ import threading
 import time
 import traceback
 import weakref
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -413,30 +413,32 @@ def note_reach(key: tuple[str, str, int], fn_self: Any) -> None:
     RANDOM_OPS.setdefault(key, set()).update(*ops.values())
 
 
-def write(status_dir: str | Path) -> None:
-    data = {
-        "pid": os.getpid(),
-        "started": STARTED,
-        "functions": [
-            {"file": f, "qualname": q, "line": line, "calls": calls}
-            for (f, q, line), calls in CALLS.items()
-        ],
-        "nested": [
-            {"file": f, "qualname": q, "line": line, "outers": sorted(map(list, outers))}
-            for (f, q, line), outers in NESTED.items()
-        ],
-        "random_ops": [
-            {"file": f, "qualname": q, "line": line, "ops": sorted(ops)}
-            for (f, q, line), ops in RANDOM_OPS.items()
-            if ops
-        ],
-        "reach": [
-            {"file": f, "qualname": q, "line": line, "summary": summary}
-            for (f, q, line), summary in REACH.items()
-        ],
-    }
-    path = Path(status_dir) / f"effects-{os.getpid()}.json"
+def per_function(entries: Mapping[tuple[str, str, int], Any], name: str) -> list[dict[str, Any]]:
+    """A per-function table as the status files keep it: file, qualname, line, ``name``."""
+    return [
+        {"file": f, "qualname": q, "line": line, name: value}
+        for (f, q, line), value in entries.items()
+    ]
+
+
+def write_status_file(status_dir: str | Path, prefix: str, tables: dict[str, Any]) -> None:
+    """``<prefix>-<pid>.json`` in the run's status directory, with this process's start."""
+    data = {"pid": os.getpid(), "started": STARTED, **tables}
+    path = Path(status_dir) / f"{prefix}-{os.getpid()}.json"
     path.write_text(json.dumps(data), encoding="utf-8")
+
+
+def write(status_dir: str | Path) -> None:
+    write_status_file(
+        status_dir,
+        "effects",
+        {
+            "functions": per_function(CALLS, "calls"),
+            "nested": per_function({k: sorted(map(list, v)) for k, v in NESTED.items()}, "outers"),
+            "random_ops": per_function({k: sorted(v) for k, v in RANDOM_OPS.items() if v}, "ops"),
+            "reach": per_function(REACH, "summary"),
+        },
+    )
 
 
 # -- parent side --------------------------------------------------------------------------

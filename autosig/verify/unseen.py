@@ -279,24 +279,14 @@ def _exception_line(entry: Any) -> str:
 
 def write(status_dir: str) -> None:
     """``unseen-<pid>.json`` in the run's status directory (read by ``effects.load_run``)."""
-    import json
-    import os
-    from pathlib import Path
-
-    data = {
-        "pid": os.getpid(),
-        "started": effects.STARTED,
-        "functions": [
-            {"file": f, "qualname": q, "line": line, "inputs": inputs}
-            for (f, q, line), inputs in RESULTS.items()
-        ],
-        "skipped": [
-            {"file": f, "qualname": q, "line": line, "why": why}
-            for (f, q, line), why in SKIPPED.items()
-        ],
-    }
-    path = Path(status_dir) / f"unseen-{os.getpid()}.json"
-    path.write_text(json.dumps(data), encoding="utf-8")
+    effects.write_status_file(
+        status_dir,
+        "unseen",
+        {
+            "functions": effects.per_function(RESULTS, "inputs"),
+            "skipped": effects.per_function(SKIPPED, "why"),
+        },
+    )
 
 
 # -- parent side ----------------------------------------------------------------------------
