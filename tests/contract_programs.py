@@ -1078,10 +1078,6 @@ CASES: list[Case] = [
     Case(
         name="word2vec_nce_loss",
         klass="21.5",
-        known=(
-            "tf.nn.nce_loss's stateful candidate sampler is not seen: the signature changes "
-            "the sampled negatives (other losses)"
-        ),
         origin="word2vec (TensorFlow's old tutorial): tf.nn.nce_loss draws negative samples "
         "with a stateful candidate sampler; the last batch of an epoch is smaller",
         files={
@@ -1113,10 +1109,6 @@ CASES: list[Case] = [
     Case(
         name="inception_distorted_crop",
         klass="21.5",
-        known=(
-            "tf.image.sample_distorted_bounding_box is not seen as a stateful draw: the "
-            "signature changes the crops"
-        ),
         origin="Inception/ResNet preprocessing: tf.image.sample_distorted_bounding_box "
         "(stateful, with a fixed op seed for reproducibility) on images of different sizes",
         files={

@@ -13,9 +13,8 @@ import pytest
 from autosig.errors import AutosigError
 from autosig.profile.format import Sample
 from autosig.verify import import_hook
+from autosig.verify.arrays import Tolerance, compare_arrays
 from autosig.verify.compare import (
-    Tolerance,
-    compare_arrays,
     compare_by_design,
     compare_function,
     compare_outputs,
@@ -113,11 +112,29 @@ def test_by_design_checks_shape_and_range_only() -> None:
     old = {"r": np.array([0.1, 0.9]), "w": np.array([0.2, 0.3, 0.4])}
     new = {"r": np.array([0.5, 0.7]), "w": np.array([5.0, 9.0])}
     s = [Sample(0, 0, {}, outputs=_arr("r"))]
-    assert compare_by_design(s, s, old, new, "AS102").status == "different by design"
+    tol = Tolerance()
+    assert compare_by_design(s, s, old, new, "AS102", tol).status == "different by design"
     far = {"r": np.array([5.0, 9.0])}
-    assert compare_by_design(s, s, old, far, "AS102").status == "not equivalent"
+    assert compare_by_design(s, s, old, far, "AS102", tol).status == "not equivalent"
     t = [Sample(0, 0, {}, outputs=_arr("w"))]
-    assert compare_by_design(t, t, old, new, "AS102").status == "not equivalent"
+    assert compare_by_design(t, t, old, new, "AS102", tol).status == "not equivalent"
+
+
+def test_by_design_compares_outputs_the_draws_do_not_reach_exactly() -> None:
+    old = {"r": np.array([0.1, 0.9]), "d": np.array([1.0, 2.0])}
+    new = {"r": np.array([0.5, 0.7]), "d": np.array([1.0, 2.5])}
+    both = {"kind": "tuple", "items": [_arr("r"), _arr("d")]}
+    s = [Sample(0, 0, {}, outputs=both)]
+    drawn = {"output[0]"}.__contains__
+    verdict = compare_by_design(s, s, old, new, "dropout", Tolerance(), random=drawn)
+    assert verdict.status == "not equivalent"
+    leaf = verdict.first_mismatch.first_difference if verdict.first_mismatch else None
+    assert leaf is not None and leaf.where == "output[1]"
+    same = {**new, "d": old["d"]}
+    verdict = compare_by_design(s, s, old, same, "dropout", Tolerance(), random=drawn)
+    assert verdict.status == "different by design"
+    nothing = compare_by_design(s, s, old, old, "dropout", Tolerance(), random=lambda w: False)
+    assert nothing.status == "equivalent"  # the draws reach no output: nothing by design
 
 
 def test_calls_with_different_inputs_are_not_compared() -> None:

@@ -8,9 +8,11 @@ with libcst (no import of the user's code), in the traced function and in the pr
 functions and methods it calls, so inference can keep those dimensions fixed and the
 rewrite can stay behaviour-preserving for every input the original accepts.
 
-It also finds random draws whose stream depends on the number of traces (stateful
-``tf.random`` ops, ``tf.nn.dropout``, Python's and NumPy's RNG): each trace freezes its
-own random state, so a fix that traces fewer times changes the numbers drawn.
+It also finds random draws whose stream depends on the number of traces (the stateful
+TensorFlow and Keras APIs of ``tf_random_apis``, generated from TensorFlow's op
+registry: ``tf.random.*``, ``tf.nn.dropout``, ``tf.nn.nce_loss``,
+``tf.image.sample_distorted_bounding_box``, ...; Python's and NumPy's RNG): each trace
+freezes its own random state, so a fix that traces fewer times changes the numbers drawn.
 
 Deliberately conservative: a value derived from a parameter (``h = x @ w``) may have
 any of its dimensions read, so a static read of ``h.shape`` counts for every dimension
@@ -36,6 +38,7 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider, QualifiedNameSource, ScopeProvider
 
 from autosig.analysis.python_values import short_code, target_names
+from autosig.analysis.tf_random_apis import draws_per_trace
 from autosig.source.metadata import iter_tree, qualified_names
 from autosig.source.project_modules import ModuleResolver
 
@@ -80,26 +83,6 @@ _ITERATING_BUILTINS = frozenset(
     }
 )
 
-_RANDOM_STATELESS_PREFIXES = (
-    "stateless",
-    "experimental.stateless",
-    "Generator",
-    "get_global_generator",
-    "set_global_generator",
-    "create_rng_state",
-    "set_seed",
-    "experimental.Generator",
-    "experimental.index_shuffle",
-    "experimental.stateless",
-)
-_STATEFUL_RANDOM = (
-    "tensorflow.nn.dropout",
-    "tensorflow.image.random_",
-    "tensorflow.compat.v1.random.",
-    "tensorflow.random_",
-    "tensorflow.compat.v1.random_",
-    "tensorflow.raw_ops.Random",
-)
 _CAST_LIKE = frozenset(
     {
         "tensorflow.cast",
@@ -767,15 +750,18 @@ class _FunctionWalk:
         return True
 
     def _random(self, call: cst.Call, builtin: str | None, api: str | None) -> None:
+        """A draw whose numbers depend on how often the function traced: a TensorFlow
+        or Keras API the generated table (``tf_random_apis``, from TensorFlow's op
+        registry) says draws from a stream each trace restarts (``tf.random.normal``,
+        ``tf.nn.dropout``, ``tf.nn.nce_loss``'s sampler, ``sample_distorted_bounding_box``,
+        ``tf.image.random_*``); or Python's and NumPy's RNG, frozen at each trace.
+        ``tf.random.Generator`` and Keras 3's SeedGenerator keep their state in a
+        variable: fewer traces draw the same numbers."""
         if builtin is not None:
             return
         draws = False
         if api is not None:
-            if api.startswith("tensorflow.random."):
-                rest = api.removeprefix("tensorflow.random.")
-                draws = not rest.startswith(_RANDOM_STATELESS_PREFIXES)
-            else:
-                draws = api.startswith(_STATEFUL_RANDOM) or api in ("tensorflow.nn.dropout",)
+            draws = draws_per_trace(api)
         else:
             for name, _ in self.t.names(call.func):
                 if name.startswith(("random.", "numpy.random.")) and not name.endswith(

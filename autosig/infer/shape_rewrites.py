@@ -37,6 +37,7 @@ from libcst.metadata import MetadataWrapper, PositionProvider, QualifiedNameSour
 
 from autosig.analysis.python_values import short_code, target_names
 from autosig.analysis.shape_reads import ShapeRead, ShapeUse, shape_use
+from autosig.analysis.tf_random_apis import draws_per_trace
 from autosig.infer.plan import ShapeRewrite
 from autosig.infer.size_arguments import (
     ELEMENTWISE,
@@ -62,7 +63,6 @@ _NESTED_SCOPES = (
     cst.DictComp,
     cst.GeneratorExp,
 )
-_STATELESS_RANDOM = ("tensorflow.random.stateless", "tensorflow.random.experimental.stateless")
 
 
 class Refused(Exception):
@@ -747,7 +747,9 @@ class _RewriteWalk:
         if isinstance(node, cst.Call):
             api = self.tf_api(node.func)
             if api is not None:
-                if api.startswith("tensorflow.random.") and not api.startswith(_STATELESS_RANDOM):
+                if draws_per_trace(api):
+                    # one op per unrolled iteration, each with its own stream, would become
+                    # one op in a loop drawing from one stream: other numbers
                     raise Refused(f"{bad} draws random numbers (line {self.line(node)})")
                 return
             func = node.func

@@ -102,10 +102,17 @@ def summary_line(report: VerifyReport, selection: VerifySelection | None = None)
             f"the workload's {report.workload_s:.1f} s"
         )
     n = len(report.functions)
+    checked = sum(
+        len(outcome.unseen.checked)
+        for verdict in report.functions
+        for outcome in verdict.modes
+        if outcome.unseen is not None
+    )
+    unseen = f"; {checked} unseen input shape{'s' if checked != 1 else ''} checked" if n else ""
     return (
         f"Verified {n} function{'s' if n != 1 else ''} in {len(report.changed_files)} changed "
         f"file{'s' if len(report.changed_files) != 1 else ''}: {found} "
-        f"(device {device}; modes {modes}{cost})."
+        f"(device {device}; modes {modes}{unseen}{cost})."
     )
 
 

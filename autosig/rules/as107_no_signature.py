@@ -59,9 +59,12 @@ class NoSignature(Rule):
       outside the project, or draw stateful random numbers;
     - *unsafe* (`--unsafe-fixes`) when a parameter goes to code outside the project
       (a Keras layer or model may read its dimensions), when the traced function is not
-      in the file, or when it draws stateful random numbers (`tf.random.normal`,
-      `tf.nn.dropout`, Python's or NumPy's RNG): each trace has its own random state,
-      so fewer traces change the numbers drawn;
+      in the file, or when it (or a project function it calls) draws stateful random
+      numbers (`tf.random.normal`, `tf.nn.dropout`, `tf.nn.nce_loss`'s sampler,
+      `tf.image.sample_distorted_bounding_box`, `tf.image.random_*`: every API the
+      table generated from TensorFlow's op registry lists; Python's or NumPy's RNG):
+      each trace has its own random state, so fewer traces change the numbers drawn
+      (stateless draws, `tf.random.Generator` and Keras 3's seeded layers do not);
     - *not offered* (report only) when a static shape read was found: the report names
       the line; `tf.shape(x)[i]` is the form that works for every size.
     A tf.function without parameters is not reported (nothing can change shape), nor is
@@ -112,6 +115,40 @@ class NoSignature(Rule):
             "import tensorflow as tf\n@tf.function(reduce_retracing=True)\n"
             "def f(x):\n    return tf.nn.dropout(x, 0.5)\n",
             unsafe=True,
+        ),
+        Invalid(  # nce_loss draws negative classes with a stateful candidate sampler
+            "import tensorflow as tf\n@tf.function\ndef loss(w, b, labels, x):\n"
+            "    return tf.nn.nce_loss(w, b, labels, x, num_sampled=5, num_classes=100)\n",
+            "import tensorflow as tf\n@tf.function(reduce_retracing=True)\n"
+            "def loss(w, b, labels, x):\n"
+            "    return tf.nn.nce_loss(w, b, labels, x, num_sampled=5, num_classes=100)\n",
+            unsafe=True,
+        ),
+        Invalid(  # so does sample_distorted_bounding_box (Inception-style cropping)
+            "import tensorflow as tf\n@tf.function\ndef crop(image, boxes):\n"
+            "    begin, size, _ = tf.image.sample_distorted_bounding_box(\n"
+            "        tf.shape(image), boxes, min_object_covered=0.1)\n"
+            "    return tf.slice(image, begin, size)\n",
+            "import tensorflow as tf\n@tf.function(reduce_retracing=True)\ndef crop(image, boxes):\n"
+            "    begin, size, _ = tf.image.sample_distorted_bounding_box(\n"
+            "        tf.shape(image), boxes, min_object_covered=0.1)\n"
+            "    return tf.slice(image, begin, size)\n",
+            unsafe=True,
+        ),
+        Invalid(  # a draw in a project helper the traced code calls
+            "import tensorflow as tf\ndef negatives(docs):\n    return tf.random.shuffle(docs)\n"
+            "@tf.function\ndef score(queries, docs):\n"
+            "    return tf.reduce_sum(queries * negatives(docs), axis=-1)\n",
+            "import tensorflow as tf\ndef negatives(docs):\n    return tf.random.shuffle(docs)\n"
+            "@tf.function(reduce_retracing=True)\ndef score(queries, docs):\n"
+            "    return tf.reduce_sum(queries * negatives(docs), axis=-1)\n",
+            unsafe=True,
+        ),
+        Invalid(  # stateless draws repeat for the same seed, whatever the trace count: safe
+            "import tensorflow as tf\n@tf.function\ndef f(x, seed):\n"
+            "    return x + tf.random.stateless_normal(tf.shape(x), seed=seed)\n",
+            "import tensorflow as tf\n@tf.function(reduce_retracing=True)\ndef f(x, seed):\n"
+            "    return x + tf.random.stateless_normal(tf.shape(x), seed=seed)\n",
         ),
         Invalid(  # a Keras model may read the dimensions it is handed
             "import tensorflow as tf\n@tf.function\ndef f(model, x):\n    return model(x)\n",

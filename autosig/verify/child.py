@@ -29,7 +29,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from autosig.verify import effects, import_hook, xla
+from autosig.verify import effects, import_hook, unseen, xla
 
 ENV_CONFIG = "AUTOSIG_VERIFY_CONFIG"
 
@@ -69,6 +69,7 @@ def _write_status(config: dict[str, Any]) -> None:
     try:
         data = _status(config)
         effects.write(directory)
+        unseen.write(directory)
         path = Path(directory) / f"status-{os.getpid()}.json"
         path.write_text(json.dumps(data), encoding="utf-8")
     except Exception as exc:  # noqa: BLE001 - never break the user's exit
@@ -101,7 +102,7 @@ def activate() -> None:
         flags = xla.dump_flags(own, config.get("xla_names") or [])
         os.environ["XLA_FLAGS"] = f"{os.environ.get('XLA_FLAGS', '')} {flags}".strip()
     if config.get("status_dir"):
-        effects.configure(Path(config["status_dir"]) / "prints")
+        effects.configure(Path(config["status_dir"]) / "prints", config.get("watch_files") or ())
     seed = config.get("seed")
     if seed is not None:
         _seed_python(int(seed))

@@ -1,21 +1,21 @@
 """Compare recorded outputs of the original and the rewritten run, call by call (NumPy only).
 
 Structure, shapes and dtypes must match exactly: a signature that changes a dtype or
-a shape changes the program even if the numbers look close. Integers, booleans,
-strings and Python values compare exactly; floats (and complex) with dtype-aware
-tolerances, ``|new - old| <= atol + rtol * |old|`` with NaN matching NaN and infinities
-matching exactly. Ragged values compare by row splits (exact) and flat values; sparse
-by indices and dense shape (exact) and values.
+a shape changes the program even if the numbers look close. Arrays are judged by
+``arrays.compare_arrays`` (the one comparator verify uses everywhere); Python values
+compare exactly, Python floats as float64. Ragged values compare by row splits (exact)
+and flat values; sparse by indices and dense shape (exact) and values.
 
-Outputs of rewrites that change a random stream on purpose cannot be equal: for them
+Outputs a random stream changed on purpose reaches cannot be equal: for them
 ``compare_by_design`` checks what can still be checked, structure, shapes, dtypes and
-that the new values stay within the range the original produced.
+that the new values stay within the range the original produced; every other output
+is compared exactly.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -23,51 +23,14 @@ import numpy as np
 
 from autosig.profile.format import Sample, Value
 from autosig.text import number
-
-DEFAULT_TOLERANCES: dict[str, tuple[float, float]] = {
-    # dtype: (rtol, atol)
-    "float16": (1e-3, 1e-3),
-    "bfloat16": (1e-2, 1e-2),
-    "float32": (1e-5, 1e-6),
-    "complex64": (1e-5, 1e-6),
-    "float64": (1e-9, 1e-12),
-    "complex128": (1e-9, 1e-12),
-}
-XLA_TOLERANCE_SCALE = 10.0
-"""XLA fuses and reorders floating-point work (and approximates exp/tanh on CPU):
-its default tolerances are this much looser; explicit --rtol/--atol are used as given."""
-
-
-@dataclass(frozen=True)
-class Tolerance:
-    """User overrides (None: the dtype's default) and a scale for the defaults."""
-
-    rtol: float | None = None
-    atol: float | None = None
-    default_scale: float = 1.0
-
-    def for_dtype(self, dtype: str) -> tuple[float, float]:
-        rtol, atol = DEFAULT_TOLERANCES.get(dtype, DEFAULT_TOLERANCES["float32"])
-        rtol *= self.default_scale
-        atol *= self.default_scale
-        return (
-            rtol if self.rtol is None else self.rtol,
-            atol if self.atol is None else self.atol,
-        )
-
-    def scaled(self, factor: float) -> Tolerance:
-        return Tolerance(self.rtol, self.atol, self.default_scale * factor)
-
-
-@dataclass
-class LeafResult:
-    """One output leaf of one call: equal or why not, and the float error measured."""
-
-    where: str
-    equal: bool
-    reason: str = ""
-    max_abs: float = 0.0
-    max_rel: float = 0.0
+from autosig.verify.arrays import (
+    LeafResult,
+    Tolerance,
+    as_comparable,
+    compare_arrays,
+    dtype_name,
+)
+from autosig.verify.reach import covered
 
 
 @dataclass
@@ -114,82 +77,6 @@ class FunctionComparison:
         if self.status == "different by design":
             return f"{self.calls_compared} calls: shapes, dtypes and ranges match; {self.detail}"
         return f"{self.calls_compared} calls equal ({errors})"
-
-
-# -- leaves -----------------------------------------------------------------------------
-
-
-def _as_comparable(arr: np.ndarray) -> np.ndarray:
-    """bfloat16 and other extension dtypes saved as raw bytes: view as real floats."""
-    if arr.dtype.kind == "V" and arr.dtype.itemsize == 2:
-        try:
-            import ml_dtypes
-
-            return arr.view(ml_dtypes.bfloat16)
-        except ImportError:  # pragma: no cover - ml_dtypes ships with TensorFlow
-            return arr
-    return arr
-
-
-def _dtype_name(arr: np.ndarray) -> str:
-    return str(arr.dtype.name if arr.dtype.kind != "S" else "string")
-
-
-def compare_arrays(old: Any, new: Any, tol: Tolerance, where: str = "output") -> LeafResult:
-    """Exact dtype and shape; exact values for non-floats; tolerances for floats."""
-    a = _as_comparable(np.asarray(old))
-    b = _as_comparable(np.asarray(new))
-    if _dtype_name(a) != _dtype_name(b):
-        return LeafResult(where, False, f"dtype {_dtype_name(a)} -> {_dtype_name(b)}")
-    if a.shape != b.shape:
-        return LeafResult(where, False, f"shape {list(a.shape)} -> {list(b.shape)}")
-    name = _dtype_name(a)
-    floating = a.dtype.kind in "fc" or name == "bfloat16"
-    if not floating:
-        if np.array_equal(a, b):
-            return LeafResult(where, True)
-        diff = np.argwhere(a != b)
-        first = tuple(int(i) for i in diff[0]) if diff.size else ()
-        reason = f"exact values differ at index {list(first)}: {a[first]!r} -> {b[first]!r}"
-        if a.dtype.kind in "iu" and a.size:
-            err = np.abs(a.astype(np.float64) - b.astype(np.float64))
-            return LeafResult(where, False, reason, float(err.max()), _max_rel(err, a))
-        return LeafResult(where, False, reason)
-    wide = np.complex128 if a.dtype.kind == "c" else np.float64
-    x = a.astype(wide)
-    y = b.astype(wide)
-    rtol, atol = tol.for_dtype(name)
-    nan_x, nan_y = np.isnan(x), np.isnan(y)
-    if not np.array_equal(nan_x, nan_y):
-        return LeafResult(where, False, "NaN in different positions", math.inf, math.inf)
-    inf_x, inf_y = np.isinf(x), np.isinf(y)
-    if not np.array_equal(inf_x, inf_y) or not np.array_equal(x[inf_x], y[inf_y]):
-        return LeafResult(where, False, "infinities differ", math.inf, math.inf)
-    finite = ~(nan_x | inf_x)
-    if not finite.any():
-        return LeafResult(where, True)
-    err = np.abs(x[finite] - y[finite])
-    ref = np.abs(x[finite])
-    max_abs = float(err.max())
-    max_rel = _max_rel(err, ref)
-    bad = err > atol + rtol * ref
-    if bad.any():
-        index = int(np.argmax(bad))
-        reason = (
-            f"{int(bad.sum())} of {err.size} values outside rtol={rtol:g}, atol={atol:g} "
-            f"(e.g. {x[finite][index]!r} -> {y[finite][index]!r})"
-        )
-        return LeafResult(where, False, reason, max_abs, max_rel)
-    return LeafResult(where, True, "", max_abs, max_rel)
-
-
-def _max_rel(err: np.ndarray, ref: np.ndarray) -> float:
-    ref = np.abs(np.asarray(ref, dtype=np.float64))
-    nonzero = ref > 0
-    rel = float((err[nonzero] / ref[nonzero]).max()) if nonzero.any() else 0.0
-    if (err[~nonzero] > 0).any():
-        return math.inf
-    return rel
 
 
 # -- structures -------------------------------------------------------------------------
@@ -342,12 +229,17 @@ def compare_by_design(
     old_arrays: Mapping[str, Any],
     new_arrays: Mapping[str, Any],
     why: str,
+    tol: Tolerance,
+    random: Callable[[str], bool] = lambda where: True,
 ) -> FunctionComparison:
-    """For rewrites that change a random stream on purpose: structure, dtype, shape, range.
+    """For rewrites that change a random stream on purpose.
 
-    Values must stay inside the range the original produced at that output position
-    over all compared calls, widened by half its span (random draws vary, their range
-    should not), and NaN/inf may appear only where the original had them.
+    Leaves a changed draw reaches (``random(where)``: by dataflow in the traced graphs)
+    keep structure, dtype and shape, and their values must stay inside the range the
+    original produced at that output position over all compared calls, widened by half
+    its span (random draws vary, their range should not); NaN/inf may appear only where
+    the original had them. Every other leaf is compared exactly as ``compare_function``
+    does: a deterministic output beside a ``tf.nn.dropout`` must still be equal.
     """
     old_calls, new_calls = _by_call(old_samples), _by_call(new_samples)
     common = sorted(set(old_calls) & set(new_calls))
@@ -358,40 +250,55 @@ def compare_by_design(
     ranges: dict[str, tuple[float, float]] = {}
     pairs: list[tuple[int, str, Any, Any]] = []
     verdict = FunctionComparison("different by design", detail=why)
+    reached = False
     for call in common:
-        structural: list[LeafResult] = []
+        problems: list[LeafResult] = []
+        exact: list[Value] = []
         for path, a, b, problem in _leaf_pairs(
             old_calls[call].outputs, new_calls[call].outputs, "output"
         ):
             if problem is not None:
-                structural.append(LeafResult(path, False, problem))
+                problems.append(LeafResult(path, False, problem))
                 continue
             assert a is not None and b is not None
+            if not random(path):
+                exact.append(path)
+                continue
             if a["kind"] not in ("array", "ragged_array", "sparse_array"):
                 continue
+            reached = True
             for (suffix, x), (_, y) in zip(
                 _leaf_arrays(a, old_arrays), _leaf_arrays(b, new_arrays), strict=False
             ):
-                x, y = _as_comparable(np.asarray(x)), _as_comparable(np.asarray(y))
+                x, y = as_comparable(x), as_comparable(y)
                 where = path + suffix
-                if _dtype_name(x) != _dtype_name(y):
-                    structural.append(
-                        LeafResult(where, False, f"dtype {_dtype_name(x)} -> {_dtype_name(y)}")
+                if dtype_name(x) != dtype_name(y):
+                    problems.append(
+                        LeafResult(where, False, f"dtype {dtype_name(x)} -> {dtype_name(y)}")
                     )
                 elif x.shape != y.shape and not suffix.startswith((".values", ".indices")):
-                    structural.append(
+                    problems.append(
                         LeafResult(where, False, f"shape {list(x.shape)} -> {list(y.shape)}")
                     )
-                elif x.dtype.kind in "fiu" or _dtype_name(x) == "bfloat16":
+                elif x.dtype.kind in "fiu" or dtype_name(x) == "bfloat16":
                     finite = x.astype(np.float64)[np.isfinite(x.astype(np.float64))]
                     if finite.size:
                         lo, hi = ranges.get(where, (math.inf, -math.inf))
                         ranges[where] = (min(lo, float(finite.min())), max(hi, float(finite.max())))
                     pairs.append((call, where, x, y))
+        if exact:
+            for leaf in compare_outputs(
+                old_calls[call].outputs, new_calls[call].outputs, old_arrays, new_arrays, tol
+            ):
+                if covered(leaf.where, exact):
+                    verdict.max_abs = max(verdict.max_abs, leaf.max_abs)
+                    verdict.max_rel = max(verdict.max_rel, leaf.max_rel)
+                    if not leaf.equal:
+                        problems.append(leaf)
         verdict.calls_compared += 1
-        if structural and verdict.first_mismatch is None:
+        if problems and verdict.first_mismatch is None:
             verdict.status = "not equivalent"
-            verdict.first_mismatch = CallResult(call, False, structural)
+            verdict.first_mismatch = CallResult(call, False, problems)
     for call, where, x, y in pairs:
         if verdict.first_mismatch is not None:
             break
@@ -418,6 +325,8 @@ def compare_by_design(
             )
             verdict.status = "not equivalent"
             verdict.first_mismatch = CallResult(call, False, [problem])
+    if verdict.status == "different by design" and not reached:
+        verdict.status = "equivalent"
     return verdict
 
 

@@ -31,14 +31,17 @@ from autosig.errors import AutosigError, Interrupted
 from autosig.profile.describe import TFTypes
 from autosig.profile.format import Profile, Sample
 from autosig.profile.launch import run_supervised
+from autosig.profile.random_ops import HIDDEN, VARIABLE
 from autosig.profile.samples import LeafConverter, SampleStore, load_arrays, rebuild, save_arrays
+from autosig.verify import reach
+from autosig.verify.arrays import XLA_TOLERANCE_SCALE
 from autosig.verify.candidate import Candidate
 from autosig.verify.compare import (
-    XLA_TOLERANCE_SCALE,
     compare_by_design,
     compare_function,
 )
 from autosig.verify.device import select_device
+from autosig.verify.reach import Design, active_kinds, design_for, tainted_variables
 from autosig.verify.runner import (
     FunctionVerdict,
     ModeOutcome,
@@ -221,11 +224,19 @@ def _judge(
         outcome.detail = f"call {errors[0]['call']} raised: {errors[0]['error']}"
         return outcome
     tol = settings.tolerance.scaled(XLA_TOLERANCE_SCALE) if mode == "xla" else settings.tolerance
-    why = candidate.by_design(job["path"], job["qualname"])
+    design = _design(job, mode, old, new, candidate)
     old_arrays = arrays.get(f"original-{mode}", {})
     new_arrays = arrays.get(f"rewritten-{mode}", {})
-    if why:
-        comparison = compare_by_design(old_samples, new_samples, old_arrays, new_arrays, why)
+    if design.values:
+        comparison = compare_by_design(
+            old_samples,
+            new_samples,
+            old_arrays,
+            new_arrays,
+            design.values,
+            tol,
+            random=design.output,
+        )
     else:
         comparison = compare_function(old_samples, new_samples, old_arrays, new_arrays, tol)
     outcome.comparison = comparison
@@ -234,6 +245,27 @@ def _judge(
     if entry.get(f"timing-{mode}"):
         outcome.detail += f"; {entry[f'timing-{mode}']}"
     return outcome
+
+
+def _design(
+    job: dict[str, Any], mode: str, old: dict[str, Any], new: dict[str, Any], candidate: Candidate
+) -> Design:
+    """What may differ on purpose: only what a changed random stream reaches (an AS102
+    fix, fewer traces, other op seeds, XLA), by dataflow in the replayed graphs."""
+    old_reach, new_reach = old.get("reach"), new.get("reach")
+    why = candidate.by_design(job["path"], job["qualname"])
+    if why:
+        kinds = frozenset({HIDDEN, VARIABLE})
+    else:
+        kinds, why = active_kinds(
+            old_reach,
+            new_reach,
+            xla=mode == "xla",
+            xla_baseline=True,  # the original is replayed under XLA too
+            traces=(old.get("traces", 0), new.get("traces")),
+        )
+    tainted = tainted_variables((s, kinds) for s in (old_reach, new_reach) if s)
+    return design_for(old_reach, new_reach, kinds, tainted, why or "")
 
 
 def _compiles(results: dict[str, Any], run: dict[str, Any]) -> int | str | None:
@@ -422,10 +454,13 @@ def _child(job_file: str, out_dir: str) -> None:
                             {"call": sample["call"], "error": f"{type(exc).__name__}: {exc}"}
                         )
                         run_error = run_error or calls[-1]["error"]
+                summary: dict[str, Any] = {}
+                reach.summarise(target, set(), summary)
                 entry[f"{variant}-{mode}"] = {
                     "calls": calls,
                     "traces": target.experimental_get_tracing_count() - before,
                     "error": run_error if all("error" in c for c in calls) else None,
+                    "reach": summary,
                 }
         for mode in job["modes"]:
             _time_steps(fn_job, mode, entry, targets, inputs, rebuild)

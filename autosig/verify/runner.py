@@ -38,17 +38,18 @@ from typing import Any
 from autosig.errors import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, AutosigError
 from autosig.profile.format import FunctionRecord
 from autosig.source.files import STATE_DIR, mark_state_dir
+from autosig.verify.arrays import XLA_TOLERANCE_SCALE, Tolerance
+from autosig.verify.by_design import designs
 from autosig.verify.candidate import Candidate
 from autosig.verify.compare import (
-    XLA_TOLERANCE_SCALE,
     FunctionComparison,
-    Tolerance,
     compare_by_design,
     compare_function,
     inputs_differ,
 )
 from autosig.verify.device import DeviceChoice, select_device
-from autosig.verify.effects import EffectsComparison, compare_effects
+from autosig.verify.effects_compare import EffectsComparison, compare_effects
+from autosig.verify.reach import Design
 from autosig.verify.runs import (
     Mode,
     RunResult,
@@ -57,6 +58,7 @@ from autosig.verify.runs import (
     stored_meta,
     stored_mismatch,
 )
+from autosig.verify.unseen import UnseenComparison, compare_unseen
 
 FAILING = ("not equivalent", "could not run", "not compared")
 """Verdicts that fail verify (exit 1) and keep ``fix --verify`` from writing a change:
@@ -118,6 +120,8 @@ class ModeOutcome:
     xla_compiles: tuple[int | str | None, int | str | None] = (None, None)
     """Before -> after; None: not measured; "ambiguous": the dump cannot tell this
     function's modules from another's (see ``xla.CompileCounts``)."""
+    unseen: UnseenComparison | None = None
+    """Its calls on inputs the profile never saw, compared (``unseen``)."""
 
     def to_json(self) -> dict[str, Any]:
         comp = self.comparison
@@ -134,6 +138,8 @@ class ModeOutcome:
             data["xla_compiles"] = list(self.xla_compiles)
         if self.advice:
             data["advice"] = self.advice
+        if self.unseen is not None:
+            data["unseen"] = self.unseen.to_json()
         eff = self.effects
         if eff is not None:
             data["effects"] = {
@@ -526,25 +532,45 @@ def judge(
 ) -> list[FunctionVerdict]:
     paths = candidate.compared_paths()
     original = runs["original-graph"]
+    records = original.records(paths, candidate.root)
+    pairs: dict[str, tuple[RunResult, RunResult, str]] = {}
+    design: dict[str, dict[tuple[str, str, int], Design]] = {}
+    for mode in modes:
+        after = runs.get(f"rewritten-{mode}")
+        before = runs.get(f"original-{mode}")
+        if after is None:
+            continue
+        note = ""
+        if before is None:
+            before, note = original, " (baseline: original graph run)"
+        pairs[mode] = (before, after, note)
+        old_records = before.records(paths, candidate.root)
+        new_records = after.records(paths, candidate.root)
+        traces = {
+            key: (
+                old_records.get(key, record).traces,
+                new_records[key].traces if key in new_records else None,
+            )
+            for key, record in records.items()
+        }
+        design[mode] = designs(candidate, before, after, records, mode, traces)
+        design[f"{mode}-unseen"] = designs(
+            candidate, before, after, records, mode, traces, unseen=True
+        )
     verdicts: list[FunctionVerdict] = []
-    for key, record in sorted(original.records(paths, candidate.root).items()):
+    for key, record in sorted(records.items()):
         verdict = FunctionVerdict(key[0], record.qualname, record.line)
         verdict.changes = _changes(candidate, key[0], record)
-        for mode in modes:
-            after = runs.get(f"rewritten-{mode}")
-            before = runs.get(f"original-{mode}")
-            if after is None:
-                continue
-            fallback_note = ""
-            if before is None:
-                before, fallback_note = original, " (baseline: original graph run)"
-            elif before.error or before.exit_code != original.exit_code:
+        for mode, (before, after, fallback_note) in pairs.items():
+            if not fallback_note and (before.error or before.exit_code != original.exit_code):
                 verdict.modes.append(_outcome_original_failed(mode, before))
                 continue
             tol = settings.tolerance
             if mode == "xla":
                 tol = tol.scaled(XLA_TOLERANCE_SCALE)
-            outcome = _outcome(mode, before, after, key, record, candidate, tol)
+            outcome = _outcome(mode, before, after, key, record, candidate, tol, design[mode][key])
+            unseen = design[f"{mode}-unseen"][key]
+            _judge_unseen(outcome, before, after, key, candidate, tol, unseen)
             outcome.detail += fallback_note
             outcome.advice = _xla_advice(outcome)
             verdict.modes.append(outcome)
@@ -583,6 +609,7 @@ def _outcome(
     record: FunctionRecord,
     candidate: Candidate,
     tol: Tolerance,
+    design: Design,
 ) -> ModeOutcome:
     old = before.records(candidate.compared_paths(), candidate.root).get(key, record)
     new = after.records(candidate.compared_paths(), candidate.root).get(key)
@@ -634,41 +661,19 @@ def _outcome(
         outcome.status = "not compared"
         outcome.detail = f"no call effects recorded in the {run.label} run ({why})"
         return outcome
-    values_by_design = candidate.by_design(path, qualname) or ""
-    ops = ", ".join(
-        sorted(
-            before.random_ops_of(file, qualname, key[2])
-            | after.random_ops_of(file, qualname, key[2])
-        )
-    )
-    if ops and not values_by_design:
-        if mode == "xla" and before.mode != "xla":
-            values_by_design = f"random op {ops}: XLA draws other numbers than graph mode"
-        elif mode == "xla":
-            values_by_design = f"random op {ops}: XLA may draw other numbers in another graph"
-        elif outcome.traces[0] != outcome.traces[1]:
-            values_by_design = (
-                f"random op {ops}: every trace of the original started its own random "
-                f"stream ({outcome.traces[0]} traces), the rewritten one continues one stream "
-                f"({outcome.traces[1]} traces)"
-            )
-    codes = {str(getattr(a, "code", "")) for a in candidate.fixes_for(path, qualname)}
-    effects = compare_effects(
-        old_calls,
-        new_calls,
-        tol,
-        print_by_design="AS101 turns print into tf.print, which prints on every call"
-        if "AS101" in codes
-        else "",
-        values_by_design=values_by_design,
-        new_variables_by_design="AS103" in codes,
-    )
+    effects = compare_effects(old_calls, new_calls, tol, design=design)
     old_samples, new_samples, skipped = inputs_differ(
         old.samples, new.samples, before.arrays, after.arrays
     )
-    if values_by_design:
+    if design.values:
         comparison = compare_by_design(
-            old_samples, new_samples, before.arrays, after.arrays, values_by_design
+            old_samples,
+            new_samples,
+            before.arrays,
+            after.arrays,
+            design.values,
+            tol,
+            random=design.output,
         )
     else:
         comparison = compare_function(old_samples, new_samples, before.arrays, after.arrays, tol)
@@ -682,12 +687,9 @@ def _outcome(
     elif comparison.status == "not equivalent":
         outcome.status = "not equivalent"
         outcome.detail = comparison.summary()
-    elif effects.by_design or comparison.status == "different by design":
+    elif effects.by_design or effects.new_state or comparison.status == "different by design":
         outcome.status = "different by design"
-        outcome.detail = (
-            f"all {effects.calls_compared} calls: structure, dtypes, shapes and exceptions "
-            f"equal; values differ by design: {effects.by_design or values_by_design}"
-        )
+        outcome.detail = _design_detail(effects, comparison, design, outcome.traces[0])
     else:
         outcome.status = "equivalent"
         outcome.detail = _equal_detail(effects, comparison)
@@ -716,6 +718,40 @@ def _outcome(
             f"{after.failure_line()}"
         )
     return outcome
+
+
+def _judge_unseen(
+    outcome: ModeOutcome,
+    before: RunResult,
+    after: RunResult,
+    key: tuple[str, str, int],
+    candidate: Candidate,
+    tol: Tolerance,
+    design: Design,
+) -> None:
+    """Compare the function's calls on unseen inputs (``unseen``): a difference there
+    fails like one on a recorded call, named as on an unseen input."""
+    if outcome.status in ("could not run", "not compared") and not outcome.effects:
+        return
+    effects_key = (os.path.realpath(candidate.absolute(key[0])), key[1], key[2])
+    compared = compare_unseen(
+        before.effects.unseen.get(effects_key, []),
+        after.effects.unseen.get(effects_key, []),
+        tol,
+        design,
+        before.effects.unseen_skipped.get(effects_key, "")
+        or after.effects.unseen_skipped.get(effects_key, ""),
+    )
+    outcome.unseen = compared
+    if compared.failed and outcome.status not in FAILING:
+        outcome.status = "not equivalent"
+        outcome.detail = f"on an unseen input: {compared.failed}; {compared.summary()}"
+    elif compared.failed:
+        outcome.detail += f"; on an unseen input too: {compared.failed}"
+    else:
+        outcome.detail += f"; {compared.summary()}"
+        if compared.by_design and outcome.status == "equivalent":
+            outcome.detail += f" (values differ by design there: {compared.by_design})"
 
 
 def _nested_outcome(
@@ -794,6 +830,38 @@ def _effects_detail(effects: EffectsComparison, old_n: int, new_n: int) -> str:
     if effects.kind == "calls":
         return f"{effects.what}: the rewritten program stopped calling it (or called it more)"
     return f"first difference at {where} ({effects.kind}): {effects.what}"
+
+
+def _design_detail(
+    effects: EffectsComparison,
+    comparison: FunctionComparison,
+    design: Design,
+    traces_before: int,
+) -> str:
+    """What differed on purpose, what it reached, and that everything else was equal."""
+    parts = []
+    if effects.by_design or comparison.status == "different by design":
+        reached = ", ".join(design.reached) if design.reached else ""
+        parts.append(
+            f"values differ by design: {effects.by_design or design.values}"
+            + (f" (the draws reach {reached}; everything else compared exactly)" if reached else "")
+        )
+    for name, values in effects.new_state.items():
+        shown = values if len(values) <= 6 else [*values[:4], "...", *values[-2:]]
+        parts.append(
+            f"state changed on purpose ({design.new_state or 'AS103'}): new variable "
+            f"{name} after each call: {', '.join(shown)}; the original's Python value "
+            f"changed only while tracing ({traces_before} trace{'s' if traces_before != 1 else ''})"
+        )
+    if design.new_state and not effects.new_state:
+        parts.append(
+            f"state changed on purpose ({design.new_state}): no new variable was seen in "
+            "the rewritten run"
+        )
+    return (
+        f"all {effects.calls_compared} calls: structure, dtypes, shapes and exceptions equal; "
+        + "; ".join(parts)
+    )
 
 
 def _equal_detail(effects: EffectsComparison, comparison: FunctionComparison) -> str:

@@ -42,7 +42,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from autosig.verify import effects
+from autosig.verify import effects, unseen
 
 POLY_MODULE = "tensorflow.python.eager.polymorphic_function.polymorphic_function"
 EAGER_RUN_MODULE = "tensorflow.python.eager.polymorphic_function.eager_function_run"
@@ -297,24 +297,26 @@ def patch_function_class(
                 result = original_call(target, *args, **kwds)
         except BaseException as exc:
             effects.leave()
-            if compiled:
+            if compiled and not effects.capturing():
                 note_concrete_functions(target, key)
             if key[0] in watch:
                 effects.note_call(key, target, args, kwds, None, exc, watch)
             raise
         elapsed = time.perf_counter() - start
         effects.leave()
-        if compiled:
+        if compiled and not effects.capturing():  # an unseen input's twin: not counted
             note_concrete_functions(target, key)
         if key[0] in watch:
-            effects.note_random_ops(key, target)
+            effects.note_reach(key, target)
             times = TIMINGS.setdefault(key, [])
-            if len(times) < MAX_TIMINGS:
+            if len(times) < MAX_TIMINGS and not effects.capturing():
                 times.append(elapsed)
             effects.note_call(key, target, args, kwds, result, None, watch)
+            unseen.remember(key, fn_self, args, kwds)
         return result
 
     cls.__call__ = __call__
+    unseen.set_caller(__call__)
     if original_concrete is not None:
 
         @functools.wraps(original_concrete)
