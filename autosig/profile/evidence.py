@@ -113,7 +113,7 @@ class NumberEvidence:
     @property
     def needs_float64(self) -> bool:
         """A float32 tensor would lose digits of a value seen (timestamps near 1.7e9)."""
-        return self.float32_keeps_digits is False
+        return self.type == "float" and self.float32_keeps_digits is False
 
 
 @dataclass

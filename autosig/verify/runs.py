@@ -25,6 +25,7 @@ from typing import Any, Literal
 from autosig.errors import AutosigError
 from autosig.profile.format import FunctionRecord, Profile, load_profile
 from autosig.profile.launch import run_recorded
+from autosig.profile.probe.scheduler import ENV_PROBE_BUDGET
 from autosig.profile.samples import load_samples
 from autosig.verify.child import ENV_CONFIG
 from autosig.verify.effects import RunEffects, load_run
@@ -263,6 +264,9 @@ def run_workload(
     child_env["AUTOSIG_SAMPLE_CALLS"] = str(sample_calls)
     child_env.setdefault("PYTHONHASHSEED", "0")
     child_env.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    # Probe traces (issue 21) inform the plan, which verify does not make: its runs
+    # record without them, so verify's cost and timings are what they were.
+    child_env[ENV_PROBE_BUDGET] = "0"
     out = base / "profile.json"
     log = None if show_output else base / "output.log"
     result = RunResult(variant, mode, log=log)

@@ -119,6 +119,7 @@ def error_line(exc: BaseException) -> str:
     """The message of a TensorFlow error without AutoGraph's frame listing."""
     lines = [x.strip() for x in str(exc).splitlines() if x.strip()]
     text = lines[-1] if lines else ""
+    text = text.split(" for '{{node ", 1)[0]  # the op's whole NodeDef follows
     if not text.startswith(type(exc).__name__):
         text = f"{type(exc).__name__}: {text}"
     return text if len(text) <= MAX_ERROR else text[: MAX_ERROR - 3] + "..."
