@@ -36,9 +36,11 @@ class CanonicalGraph:
     consts: dict[NodeKey, str] = field(default_factory=dict)
     """Const node -> digest of its value."""
     const_kinds: dict[NodeKey, tuple[Any, ...]] = field(default_factory=dict)
-    """Const node -> (dtype, shape, op types of its consumers): what makes two constants
-    of one name in two graphs the same constant (generic names such as ``Const`` are
-    reused by unrelated ops when library code takes another path)."""
+    """Const node -> (dtype, shape, (consumer op type, input position) ...): what makes
+    two constants of one name in two graphs the same constant (generic names such as
+    ``Const`` are reused by unrelated ops when library code takes another path)."""
+    const_ints: dict[NodeKey, tuple[int, ...]] = field(default_factory=dict)
+    """Small int32/int64 constants' values (shapes, sizes, axes)."""
     dtypes: dict[NodeKey, int] = field(default_factory=dict)
     """Const / Placeholder / Pack node -> its dtype enum (for the Python-number comparison)."""
     inputs: dict[NodeKey, tuple[str, ...]] = field(default_factory=dict)
@@ -136,6 +138,9 @@ class _Canonicalizer:
                 self.out.consts[key] = digest.hexdigest()
                 dims = tuple(d.size for d in value.tensor.tensor_shape.dim)
                 self.out.const_kinds[key] = (value.tensor.dtype, dims)
+                ints = _small_ints(value.tensor, dims)
+                if ints is not None:
+                    self.out.const_ints[key] = ints
                 continue
             attrs.append((attr_name, self.attr(value)))
         inputs = tuple(self.local(i) for i in node.input)
@@ -171,14 +176,37 @@ class _Canonicalizer:
             for node in function.node_def:
                 self.add_node(prefix, node)
         self.out.functions = len(self.queue)
-        consumers: dict[NodeKey, list[str]] = {}
+        consumers: dict[NodeKey, list[tuple[str, int]]] = {}
         for key in self.out.order:
-            for source in self.out.inputs.get(key, ()):
+            for position, source in enumerate(self.out.inputs.get(key, ())):
                 if source in self.out.const_kinds:
-                    consumers.setdefault(source, []).append(self.out.ops[key])
+                    consumers.setdefault(source, []).append((self.out.ops[key], position))
         for key, kind in self.out.const_kinds.items():
             self.out.const_kinds[key] = (*kind, tuple(sorted(consumers.get(key, []))))
         return self.out
+
+
+INT_DTYPES = {3: "<i4", 9: "<i8"}
+"""DT_INT32 and DT_INT64, as NumPy dtypes of a TensorProto's little-endian content."""
+
+
+def _small_ints(tensor: Any, dims: tuple[int, ...]) -> tuple[int, ...] | None:
+    """The values of a small int32/int64 TensorProto, None for anything else."""
+    if tensor.dtype not in INT_DTYPES:
+        return None
+    count = 1
+    for d in dims:
+        count *= max(d, 0)
+    if count > 64:
+        return None
+    if tensor.tensor_content:
+        import numpy as np
+
+        return tuple(int(v) for v in np.frombuffer(tensor.tensor_content, INT_DTYPES[tensor.dtype]))
+    values = list(tensor.int_val if tensor.dtype == 3 else tensor.int64_val)
+    if len(values) == 1 and count > 1:
+        values = values * count
+    return tuple(int(v) for v in values)
 
 
 def _func_names(value: Any) -> list[str]:
@@ -236,6 +264,22 @@ def same_constant(a: CanonicalGraph, b: CanonicalGraph, key: NodeKey) -> bool:
     """``key`` is a constant in both graphs, of the same dtype, shape and consumers."""
     kind = a.const_kinds.get(key)
     return kind is not None and kind == b.const_kinds.get(key)
+
+
+def marks_unknown(
+    concrete: Sequence[CanonicalGraph], relaxed: CanonicalGraph, key: NodeKey
+) -> bool:
+    """The relaxed graph's constant is the concrete ones with -1 (TensorFlow's "unknown
+    size", as in ``tf.reshape(x, [-1, 4])``) where they differ, and equal elsewhere."""
+    values = [g.const_ints.get(key) for g in concrete]
+    mine = relaxed.const_ints.get(key)
+    if mine is None or any(v is None or len(v) != len(mine) for v in values):
+        return False
+    for position, value in enumerate(mine):
+        seen = {v[position] for v in values if v is not None}
+        if len(seen) > 1 and value != -1 or len(seen) == 1 and value not in seen:
+            return False
+    return True
 
 
 def changed_constants(graphs: Sequence[CanonicalGraph]) -> list[NodeKey]:

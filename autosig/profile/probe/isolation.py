@@ -67,6 +67,8 @@ class ForkOutcome:
 
 def guard_eager() -> None:
     """In the copy: any eager op raises ``EagerOpInProbe`` instead of hanging."""
+    if "tensorflow" not in sys.modules:
+        return  # no eager runtime was started before the fork
     from tensorflow.python import pywrap_tfe
 
     def refuse(*args: Any, **kwargs: Any) -> Any:

@@ -33,6 +33,7 @@ from autosig.profile.probe.graphs import (
     changed_constants,
     describe_difference,
     first_difference,
+    marks_unknown,
     number_difference,
     same_constant,
 )
@@ -135,7 +136,13 @@ def dim_verdict(
     assert relaxed.graph is not None
     graphs = [baseline.graph, *(results[s].graph for s in built)]
     changed = changed_constants([g for g in graphs if g is not None])
-    baked = [k for k in changed if same_constant(baseline.graph, relaxed.graph, k)]
+    concrete = [g for g in graphs if g is not None]
+    baked = [
+        k
+        for k in changed
+        if same_constant(baseline.graph, relaxed.graph, k)
+        and not marks_unknown(concrete, relaxed.graph, k)
+    ]
     if baked:
         key = baked[0]
         return Finding(
