@@ -7,8 +7,8 @@ A dimension (with the dimensions tied to it) was traced at its size in the call 
    be: the original accepted several sizes, so that is a **read** of a tie);
 2. some sizes trace and some fail -> **read** (broadcasting accepts 1, say, and
    nothing else);
-3. another size gives another graph (ops, dtypes, attributes, edges) -> **read**;
-4. the relaxed trace fails -> **read**;
+3. the relaxed trace fails -> **read** (its error names the line that reads the size);
+4. another size gives another graph (ops, dtypes, attributes, edges) -> **read**;
 5. a constant whose value follows the size (in the concrete graphs) is still the same
    constant (name, dtype, shape, consumers) in the relaxed graph -> **read**
    (``n = x.shape[0] or 1``); constants that become ops there, or vanish, are
@@ -114,6 +114,11 @@ def dim_verdict(
             first.error,
             first.where,
         )
+    relaxed = results.get(None)
+    if relaxed is None:
+        return Finding("unknown", "the relaxed trace was not made")
+    if not relaxed.ok:
+        return Finding("read", "the relaxed trace (None) fails", relaxed.error, relaxed.where)
     assert baseline.graph is not None
     for s in built:
         other = results[s]
@@ -128,20 +133,15 @@ def dim_verdict(
                 None,
                 where,
             )
-    relaxed = results.get(None)
-    if relaxed is None:
-        return Finding("unknown", "the relaxed trace was not made")
-    if not relaxed.ok:
-        return Finding("read", "the relaxed trace (None) fails", relaxed.error, relaxed.where)
     assert relaxed.graph is not None
     graphs = [baseline.graph, *(results[s].graph for s in built)]
     changed = changed_constants([g for g in graphs if g is not None])
-    concrete = [g for g in graphs if g is not None]
+    concrete_graphs = [g for g in graphs if g is not None]
     baked = [
         k
         for k in changed
         if same_constant(baseline.graph, relaxed.graph, k)
-        and not marks_unknown(concrete, relaxed.graph, k)
+        and not marks_unknown(concrete_graphs, relaxed.graph, k)
     ]
     if baked:
         key = baked[0]
