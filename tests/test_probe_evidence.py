@@ -196,11 +196,32 @@ def test_a_varied_dimension_cannot_be_fixed_by_the_code() -> None:
     assert dim_verdict(5, True, ok(BASE), {6: bad, 1: bad, None: ok(BASE)}).verdict == "read"
 
 
-def test_some_sizes_tracing_and_others_not_is_a_read() -> None:
-    finding = dim_verdict(
-        3, False, ok(BASE), {4: failed("E", "m.py:2"), 1: ok(BASE), None: ok(BASE)}
+def test_sizes_that_do_not_trace_beside_ones_that_do_bound_a_free_dimension() -> None:
+    rejected = failed(
+        "ValueError: Negative dimension size caused by subtracting 2 from 1", "m.py:2"
     )
-    assert finding.verdict == "read" and "only some sizes" in finding.reason
+    finding = dim_verdict(8, True, ok(BASE), {9: ok(BASE), 1: rejected, None: ok(BASE)})
+    assert finding.verdict == "bounded" and finding.where == "m.py:2"
+    other = graph(("x", "Placeholder"), ("Squeeze", "Squeeze"), ("mul", "Mul"))
+    finding = dim_verdict(8, True, ok(BASE), {9: ok(other), 1: rejected, None: ok(BASE)})
+    assert finding.verdict == "read"
+
+
+def test_gradient_nodes_may_differ_where_the_forward_graph_does_not() -> None:
+    def with_gradient(*extra: str) -> TraceResult:
+        g = graph(("x", "Placeholder"), ("mul", "Mul"), *((e, "Sum") for e in extra))
+        g.gradient = set(extra) | {"gradient_tape/mul/Mul"}
+        g.nodes["gradient_tape/mul/Mul"] = ("Mul", (), ())
+        g.order.append("gradient_tape/mul/Mul")
+        g.ops["gradient_tape/mul/Mul"] = "Mul"
+        lines = {k: "m.py:9" for k in g.gradient}  # the tape.gradient line
+        return ok(g, {**lines, "mul": "m.py:4"})
+
+    base, at_one = with_gradient(), with_gradient("gradient_tape/add/Sum")
+    assert dim_verdict(8, True, base, {9: base, 1: at_one, None: base}).verdict == "free"
+    custom = with_gradient("gradient_tape/custom/Sum")
+    custom.line_of["gradient_tape/custom/Sum"] = "m.py:20"  # a custom gradient's own line
+    assert dim_verdict(8, True, base, {9: base, 1: custom, None: base}).verdict == "read"
 
 
 def test_another_graph_at_size_one_is_a_read_with_the_branch_line() -> None:
@@ -328,6 +349,7 @@ def test_merging_dimension_verdicts_is_conservative() -> None:
     other = merge_dim(dim("fixed", 3), dim("fixed", 4))
     assert other.verdict == "read" and "depends on the instance" in other.reason
     assert merge_dim(dim("free"), dim("fixed")).verdict == "read"
+    assert merge_dim(dim("free"), dim("bounded")).verdict == "bounded"
 
 
 def test_merging_numbers_pools_values_and_keeps_a_found_dtype() -> None:

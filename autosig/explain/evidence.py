@@ -17,6 +17,7 @@ from autosig.text import plural
 
 VERDICT_WORDS = {
     "free": "free",
+    "bounded": "free where the code traces",
     "fixed": "fixed by the code",
     "read": "read",
     "unknown": "undecided",
@@ -34,11 +35,12 @@ def _dims_line(param: str, dims: list[DimEvidence]) -> str:
     with one verdict together, those fixed or read together only when one line explains
     them all."""
     parts = []
-    for verdict in ("free", "fixed", "read", "unknown"):
+    for verdict in ("free", "bounded", "fixed", "read", "unknown"):
         chosen = [d for d in dims if d.verdict == verdict]
         groups: dict[tuple[str | None, str], list[DimEvidence]] = {}
         for d in chosen:
-            detail = (d.where, d.error or d.reason) if verdict in ("fixed", "read") else (None, "")
+            shown = verdict in ("bounded", "fixed", "read")
+            detail = (d.where, d.error or d.reason) if shown else (None, "")
             groups.setdefault(detail, []).append(d)
         for (where, why), members in groups.items():
             numbers = ", ".join(str(d.dim) for d in members)

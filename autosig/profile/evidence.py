@@ -21,6 +21,9 @@ Per dimension of a tensor argument (``DimEvidence.verdict``):
   ``if x.shape[0] == 1``), the relaxed trace fails (``TensorArray(size=x.shape[0])``,
   ``x / x.shape[0]``), a size-derived constant stays a constant in the relaxed graph,
   or some sizes trace and others do not; ``where`` names the line.
+- ``bounded``: as free for the sizes the code traces, but some sizes probed do not trace
+  at all (a pooling window of 2 rejects size 1): a signature with ``None`` there makes
+  those sizes fail when the op runs instead of when the code traces.
 - ``unknown``: the probes could not decide (a probe stopped by the budget, runs that
   disagree only by an unknown).
 """
@@ -31,7 +34,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-VERDICTS = ("free", "fixed", "read", "unknown")
+VERDICTS = ("free", "bounded", "fixed", "read", "unknown")
 MAX_TRACE_OUTPUT = 400
 """Characters of trace-time output kept per function."""
 MAX_LISTED = 20
@@ -46,7 +49,7 @@ class DimEvidence:
     """The argument's path: ``x``, ``batch[0]``, ``features['ids']``, ``point.x``."""
     dim: int
     verdict: str
-    """free | fixed | read | unknown (see the module docstring)."""
+    """free | bounded | fixed | read | unknown (see the module docstring)."""
     size: int | None
     """The size it had in the call probed (the baseline)."""
     varied: bool = False
@@ -63,6 +66,9 @@ class DimEvidence:
     """The user's ``file:line`` that raised, or that the graph difference comes from."""
     probes: int = 1
     """Rounds (processes, instances) whose probes agree on this verdict."""
+    relaxed_builds: bool | None = None
+    """The relaxed trace (None here) built. For ``fixed``: a signature with None there
+    would reject other sizes when the op runs instead of when the code traces."""
 
     @property
     def key(self) -> tuple[str, int]:
@@ -214,19 +220,32 @@ def _union(a: list[Any], b: list[Any], limit: int | None = None) -> list[Any]:
 def merge_dim(a: DimEvidence, b: DimEvidence) -> DimEvidence:
     """Two verdicts on one dimension (rounds, instances, processes, runs).
 
-    Agreeing verdicts add up. ``fixed`` at two different sizes means the size depends on
+    Agreeing verdicts add up; ``free`` and ``bounded`` are ``bounded`` (one probe saw a
+    size the code rejects). ``fixed`` at two different sizes means the size depends on
     the instance or run, and anything but agreement between ``free`` and ``fixed`` is a
     dimension the code ties to something the probes did not see: both become ``read``,
     the conservative verdict (the dimension stays fixed). ``unknown`` yields to the other.
     """
     probed = _union(a.probed, b.probed)
     tied = _union(a.tied, b.tied)
+    builds = [x for x in (a.relaxed_builds, b.relaxed_builds) if x is not None]
+    relaxed = all(builds) if builds else None
     if a.verdict == "unknown" or b.verdict == "unknown":
         known = b if a.verdict == "unknown" else a
         return _with(known, probed=probed, tied=tied, varied=a.varied or b.varied)
     if a.verdict == b.verdict and (a.verdict != "fixed" or a.size == b.size):
         return _with(
             a, probed=probed, tied=tied, varied=a.varied or b.varied, probes=a.probes + b.probes
+        )
+    if {a.verdict, b.verdict} == {"free", "bounded"}:  # one probe saw a size fail
+        bounded = a if a.verdict == "bounded" else b
+        return _with(
+            bounded,
+            probed=probed,
+            tied=tied,
+            varied=a.varied or b.varied,
+            probes=a.probes + b.probes,
+            relaxed_builds=relaxed,
         )
     if a.verdict == "read" or b.verdict == "read":
         first = a if a.verdict == "read" else b
@@ -249,6 +268,7 @@ def merge_dim(a: DimEvidence, b: DimEvidence) -> DimEvidence:
         error=a.error or b.error,
         where=a.where or b.where,
         probes=a.probes + b.probes,
+        relaxed_builds=relaxed,
     )
 
 

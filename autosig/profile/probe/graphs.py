@@ -16,7 +16,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,6 +25,7 @@ IGNORED_ATTRS = frozenset({"_output_shapes", "_user_specified_name", "_class"})
 """Attributes left out besides those holding shapes: the names a placeholder was given
 and colocation hints (``loc:@name``) carry counters, not computation."""
 NodeKey = str
+GRADIENT_SCOPES = ("gradient_tape/", "gradients/")
 
 
 @dataclass
@@ -44,6 +45,11 @@ class CanonicalGraph:
     dtypes: dict[NodeKey, int] = field(default_factory=dict)
     """Const / Placeholder / Pack node -> its dtype enum (for the Python-number comparison)."""
     inputs: dict[NodeKey, tuple[str, ...]] = field(default_factory=dict)
+    gradient: set[NodeKey] = field(default_factory=set)
+    """Nodes of gradient computations (``gradient_tape/...`` names, functions only they
+    reach): TensorFlow builds them from the forward graph and its static shapes, and
+    specialises them at size 1 (a broadcast's reduction) where the forward graph is the
+    same."""
     raw: dict[NodeKey, str] = field(default_factory=dict)
     """key -> the node's own name (with its function's id prefix), for tracebacks."""
     functions: int = 0
@@ -73,29 +79,47 @@ class _Canonicalizer:
         self.out = CanonicalGraph()
         self.prefix = ""
         self.scope_names: dict[str, str] = {}
+        self.in_gradient = False
 
     def _number(self, graph_def: Any) -> None:
+        """Function ids: those the forward computation references first (breadth first),
+        then those only gradient nodes reach, so a gradient function TensorFlow adds at
+        one size does not shift the forward functions' ids."""
         queue: list[str] = []
+        self.gradient_functions: set[str] = set()
 
-        def see(name: str) -> None:
+        def see(name: str, gradient: bool) -> None:
             if name in self.library and name not in self.ids:
                 self.ids[name] = f"fn{len(self.ids)}"
                 queue.append(name)
+                if gradient:
+                    self.gradient_functions.add(name)
 
-        def visit(nodes: Any) -> None:
+        def visit(nodes: Any, in_gradient: bool, which: str) -> None:
             for node in nodes:
-                see(node.op)
+                gradient = in_gradient or is_gradient_name(node.name)
+                if which == "forward" and gradient or which == "gradient" and not gradient:
+                    continue
+                see(node.op, gradient)
                 for key in sorted(node.attr):
                     for name in _func_names(node.attr[key]):
-                        see(name)
+                        see(name, gradient)
 
-        visit(graph_def.node)
+        visit(graph_def.node, False, "forward")
         done = 0
         while done < len(queue):
-            visit(self.library[queue[done]].node_def)
+            visit(self.library[queue[done]].node_def, False, "forward")
+            done += 1
+        forward = list(queue)
+        visit(graph_def.node, False, "gradient")
+        for name in forward:
+            visit(self.library[name].node_def, False, "gradient")
+        while done < len(queue):
+            name = queue[done]
+            visit(self.library[name].node_def, name in self.gradient_functions, "all")
             done += 1
         for name in self.library:  # referenced from nowhere we look: library order
-            see(name)
+            see(name, False)
         self.queue = queue
 
     def rename(self, text: str) -> str:
@@ -146,6 +170,8 @@ class _Canonicalizer:
         inputs = tuple(self.local(i) for i in node.input)
         self.out.nodes[key] = (op, tuple(attrs), inputs)
         self.out.order.append(key)
+        if self.in_gradient or is_gradient_name(node.name):
+            self.out.gradient.add(key)
         self.out.ops[key] = node.op
         self.out.raw[key] = prefix + node.name
         self.out.inputs[key] = tuple(prefix + _node_of(i) for i in inputs)
@@ -155,7 +181,7 @@ class _Canonicalizer:
                 break
 
     def run(self, graph_def: Any) -> CanonicalGraph:
-        self.prefix, self.scope_names = "", {}
+        self.prefix, self.scope_names, self.in_gradient = "", {}, False
         for node in graph_def.node:
             self.add_node("", node)
         for name in self.queue:
@@ -163,6 +189,7 @@ class _Canonicalizer:
             prefix = f"{self.ids[name]}/"
             signature = function.signature
             self.prefix = prefix
+            self.in_gradient = name in self.gradient_functions
             self.scope_names = {a.name: f"<arg{i}>" for i, a in enumerate(signature.input_arg)}
             local = self.local
             self.out.nodes[prefix + "<signature>"] = (
@@ -173,6 +200,8 @@ class _Canonicalizer:
             )
             self.out.order.append(prefix + "<signature>")
             self.out.ops[prefix + "<signature>"] = "<signature>"
+            if self.in_gradient:
+                self.out.gradient.add(prefix + "<signature>")
             for node in function.node_def:
                 self.add_node(prefix, node)
         self.out.functions = len(self.queue)
@@ -209,6 +238,10 @@ def _small_ints(tensor: Any, dims: tuple[int, ...]) -> tuple[int, ...] | None:
     return tuple(int(v) for v in values)
 
 
+def is_gradient_name(name: str) -> bool:
+    return name.startswith(GRADIENT_SCOPES) or any(f"/{g}" in name for g in GRADIENT_SCOPES)
+
+
 def _func_names(value: Any) -> list[str]:
     which = value.WhichOneof("value")
     if which == "func":
@@ -231,18 +264,22 @@ def canonical(graph_def: Any) -> CanonicalGraph:
 # -- comparisons ----------------------------------------------------------------------
 
 
-def first_difference(a: CanonicalGraph, b: CanonicalGraph) -> NodeKey | None:
+def first_difference(
+    a: CanonicalGraph, b: CanonicalGraph, tolerate: Callable[[NodeKey], bool] | None = None
+) -> NodeKey | None:
     """A node that differs between the two graphs, None when they have the same structure
     (constants' values aside): first a node only one of them has (an op of a branch or a
-    loop iteration the other lacks: its line is the one to show), then one that differs."""
+    loop iteration the other lacks: its line is the one to show), then one that differs.
+    Nodes ``tolerate`` accepts are not compared."""
+    keep = (lambda key: True) if tolerate is None else (lambda key: not tolerate(key))
     for key in a.order:
-        if key not in b.nodes:
+        if key not in b.nodes and keep(key):
             return key
     for key in b.order:
-        if key not in a.nodes:
+        if key not in a.nodes and keep(key):
             return key
     for key in a.order:
-        if a.nodes[key] != b.nodes[key]:
+        if key in b.nodes and a.nodes[key] != b.nodes[key] and keep(key):
             return key
     return None
 

@@ -274,19 +274,18 @@ class Round:
         sizes = alternate_sizes(group.size)
         results = self._probe_sizes(group, sizes)
         finding = dim_verdict(group.size, group.varied, self.baseline, results)  # type: ignore[arg-type]
+        relaxed_ok = results[None].ok
         if finding.verdict == "free" or len(group.members) == 1:
-            return [self._dim(m, group, sizes, finding) for m in group.members]
+            return [self._dim(m, group, sizes, finding, relaxed_ok) for m in group.members]
         out = []
         for member in group.members:
-            single = Group([member])
-            alone = dim_verdict(
-                member.size,
-                member.varied,
-                self.baseline,
-                self._probe_sizes(single, sizes),  # type: ignore[arg-type]
-            )
+            alone_results = self._probe_sizes(Group([member]), sizes)
+            alone = dim_verdict(member.size, member.varied, self.baseline, alone_results)  # type: ignore[arg-type]
+            finding_alone = _alone(alone, finding, group)
             out.append(
-                self._dim(member, group, sizes, _alone(alone, finding, group), joint=finding)
+                self._dim(
+                    member, group, sizes, finding_alone, alone_results[None].ok, joint=finding
+                )
             )
         return out
 
@@ -311,7 +310,13 @@ class Round:
         return overrides
 
     def _dim(
-        self, member: Any, group: Group, sizes: list[int], finding: Any, joint: Any = None
+        self,
+        member: Any,
+        group: Group,
+        sizes: list[int],
+        finding: Finding,
+        relaxed_ok: bool,
+        joint: Finding | None = None,
     ) -> dict[str, Any]:
         tied = [m.label for m in group.members if m != member]
         reason = finding.reason
@@ -328,6 +333,7 @@ class Round:
             reason=reason,
             error=finding.error,
             where=finding.where,
+            relaxed_builds=relaxed_ok,
         )
         return asdict(evidence)
 

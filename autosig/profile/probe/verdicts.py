@@ -5,10 +5,10 @@ A dimension (with the dimensions tied to it) was traced at its size in the call 
 
 1. every other size fails to trace -> **fixed** by the code (a varied dimension cannot
    be: the original accepted several sizes, so that is a **read** of a tie);
-2. some sizes trace and some fail -> **read** (broadcasting accepts 1, say, and
-   nothing else);
-3. the relaxed trace fails -> **read** (its error names the line that reads the size);
-4. another size gives another graph (ops, dtypes, attributes, edges) -> **read**;
+2. the relaxed trace fails -> **read** (its error names the line that reads the size);
+3. another size that traces gives another graph (ops, dtypes, attributes, edges) ->
+   **read**; TensorFlow's gradient code may differ (it specialises a broadcast's
+   reduction at size 1), the forward graph may not;
 5. a constant whose value follows the size (in the concrete graphs) is still the same
    constant (name, dtype, shape, consumers) in the relaxed graph -> **read**
    (``n = x.shape[0] or 1``); constants that become ops there, or vanish, are
@@ -17,13 +17,15 @@ A dimension (with the dimensions tied to it) was traced at its size in the call 
 6. the relaxed graph is built by other lines of the user's code than the baseline ->
    **read** (a Python branch on ``x.shape[0] is None``); library code may build it
    differently (it does, for unknown sizes), the user's own lines may not;
-7. otherwise **free**.
+7. otherwise **free**, or **bounded** when some sizes do not trace at all (a pooling
+   window of 2 rejects size 1): None is free for the sizes the code accepts, and the
+   others fail when the op runs instead of when the code traces.
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -79,6 +81,24 @@ def _sizes(sizes: Sequence[int | None]) -> str:
     return ", ".join("None" if s is None else str(s) for s in sizes)
 
 
+def _tolerated_gradient(a: TraceResult, b: TraceResult) -> Callable[[NodeKey], bool]:
+    """Gradient nodes that may differ between two sizes: TensorFlow's own gradient code
+    specialises to static shapes (a broadcast's reduction at size 1), and the gradient
+    is a function of the forward graph, which is compared in full. Only nodes made from
+    a line that makes gradient nodes in both graphs (the ``tape.gradient`` line): a
+    custom gradient's own Python branch on a size makes ops on a line of its own."""
+    assert a.graph is not None and b.graph is not None
+    lines_a = {a.line(k) for k in a.graph.gradient}
+    lines_b = {b.line(k) for k in b.graph.gradient}
+    shared = lines_a & lines_b
+
+    def tolerate(key: NodeKey) -> bool:
+        graph, result = (a.graph, a) if key in a.graph.nodes else (b.graph, b)
+        return key in graph.gradient and result.line(key) in shared
+
+    return tolerate
+
+
 def dim_verdict(
     size: int,
     varied: bool,
@@ -105,25 +125,16 @@ def dim_verdict(
             first.error,
             first.where,
         )
-    if failed:
-        first = results[failed[0]]
-        return Finding(
-            "read",
-            f"size {_sizes(failed)} does not trace but {_sizes(built)} does: the code "
-            "accepts only some sizes",
-            first.error,
-            first.where,
-        )
     relaxed = results.get(None)
     if relaxed is None:
         return Finding("unknown", "the relaxed trace was not made")
     if not relaxed.ok:
         return Finding("read", "the relaxed trace (None) fails", relaxed.error, relaxed.where)
-    assert baseline.graph is not None
+    assert baseline.graph is not None and relaxed.graph is not None
     for s in built:
         other = results[s]
         assert other.graph is not None
-        key = first_difference(baseline.graph, other.graph)
+        key = first_difference(baseline.graph, other.graph, _tolerated_gradient(baseline, other))
         if key is not None:
             where = baseline.line(key) or other.line(key)
             return Finding(
@@ -133,14 +144,14 @@ def dim_verdict(
                 None,
                 where,
             )
-    assert relaxed.graph is not None
     graphs = [baseline.graph, *(results[s].graph for s in built)]
-    changed = changed_constants([g for g in graphs if g is not None])
     concrete_graphs = [g for g in graphs if g is not None]
+    changed = changed_constants(concrete_graphs)
     baked = [
         k
         for k in changed
-        if same_constant(baseline.graph, relaxed.graph, k)
+        if k not in baseline.graph.gradient
+        and same_constant(baseline.graph, relaxed.graph, k)
         and not marks_unknown(concrete_graphs, relaxed.graph, k)
     ]
     if baked:
@@ -163,7 +174,21 @@ def dim_verdict(
             None,
             line,
         )
-    folds = f"; {len(changed)} size constants become ops in the relaxed graph" if changed else ""
+    if failed:
+        first = results[failed[0]]
+        return Finding(
+            "bounded",
+            f"size {_sizes(failed)} does not trace in the original; sizes "
+            f"{_sizes([size, *built])} give the same graph and the relaxed trace builds (with "
+            "None, the sizes the code rejects fail when the op runs, not when it traces)",
+            first.error,
+            first.where,
+        )
+    folds = (
+        f"; {len(changed)} size constants become ops or vanish in the relaxed graph"
+        if changed
+        else ""
+    )
     return Finding(
         "free",
         f"the relaxed trace builds; sizes {_sizes([size, *built])} give the same graph{folds}",
