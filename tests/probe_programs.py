@@ -73,6 +73,16 @@ def noise(x, seed):
     return x + tf.random.stateless_normal(tf.shape(x), seed=[seed, 0])
 
 
+@tf.function
+def column(p, k):
+    return p[:, k]  # a Python int slice bound: [0, k] to [0, k + 1]
+
+
+@tf.function
+def scaled_step(x, step):
+    return x * tf.cast(step * 1000003, tf.float32)  # int32 would overflow at step 3000
+
+
 embeddings = tf.Variable(tf.random.stateless_normal([50, 8], seed=[3, 4]))
 nce_weights = tf.Variable(tf.random.stateless_normal([50, 8], seed=[5, 6]))
 nce_biases = tf.Variable(tf.zeros([50]))
@@ -123,6 +133,7 @@ def main():
         ids = tf.constant(rng.integers(0, 50, size=(b,)), tf.int64)
         print("nce", float(nce(ids, tf.reshape(ids, [-1, 1]))))
         print("lazy", Lazy()(x).shape, "counted", counted(x).shape)
+        print("column", column(x, b - 2).shape, "scaled", scaled_step(x, 3000 + b).shape)
     print("eager traces counted", int(traces.numpy()))
 
 

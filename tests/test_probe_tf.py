@@ -113,6 +113,13 @@ def test_seed_beyond_int32_is_int64(verdicts: dict) -> None:
     assert (seed.dtype, seed.spec_matches, seed.exceeds_int32) == ("int64", True, True)
 
 
+def test_slice_index_arithmetic_is_what_python_folded(verdicts: dict) -> None:
+    k = verdicts["column"].number("k")
+    assert (k.dtype, k.spec_matches) == ("int32", True)
+    step = verdicts["scaled_step"].number("step")
+    assert step.spec_matches is False and "Mul" in step.reason  # Python's ints do not overflow
+
+
 def test_nce_loss_sampler_is_a_stateful_random_op(verdicts: dict) -> None:
     random = verdicts["nce"].random
     assert random is not None and "LogUniformCandidateSampler" in random.hidden
@@ -142,7 +149,7 @@ def test_explain_shows_the_evidence(verdicts: dict) -> None:
     assert "probe: stateful random ops: LogUniformCandidateSampler" in text
     assert text.rstrip().splitlines()[-1].startswith("probes: ")
     stats = verdicts["<stats>"]
-    assert stats.rounds >= 11 and stats.probes > 50 and stats.skipped_rounds == 0
+    assert stats.rounds >= 13 and stats.probes > 50 and stats.skipped_rounds == 0
 
 
 def test_the_program_prints_the_same_with_and_without_probes(tmp_path: Path) -> None:

@@ -54,7 +54,7 @@ def _dims_line(param: str, dims: list[DimEvidence]) -> str:
 def _number_line(n: NumberEvidence) -> str:
     what = f"Python {n.type}"
     if n.dtype_from == "unused":
-        text = f"{n.param}: {what}, not used by the graph (any scalar spec gives the same graph)"
+        text = f"{n.param}: {what}, not used by the graph (scalar specs of two dtypes give the same graph)"
     elif n.dtype and n.spec_matches:
         text = f"{n.param}: {what} -> {n.dtype} in the graph; {_a(n.dtype)} scalar spec gives the same graph"
     elif n.dtype:

@@ -11,16 +11,18 @@ that combine two of them (rounds of one process, processes, runs).
 Per dimension of a tensor argument (``DimEvidence.verdict``):
 
 - ``free``: the relaxed trace (``None`` there) builds, every other size probed builds,
-  the graphs for those sizes are the same op for op (types, dtypes, attributes, edges,
-  constants), and no constant that changed with the size is still a constant in the
-  relaxed graph. Evidence over the sizes probed, not a proof for every size.
+  the graphs for those sizes are the same op for op (types, dtypes, attributes, edges;
+  TensorFlow's own gradient nodes aside), no constant that changed with the size is
+  still the same constant in the relaxed graph (``tf.shape`` folds become ``Shape``
+  ops), and the relaxed graph is built by the same lines of the user's code.
+  Evidence over the sizes probed, not a proof for every size.
 - ``fixed``: the original code itself cannot trace another size: every other size
   probed failed (a conv kernel's channels, a Dense layer's input); the error and the
   user's ``file:line`` are kept. A method's verdict is about the instance probed.
 - ``read``: the graph changes with the size (a Python loop over ``range(x.shape[1])``,
   ``if x.shape[0] == 1``), the relaxed trace fails (``TensorArray(size=x.shape[0])``,
   ``x / x.shape[0]``), a size-derived constant stays a constant in the relaxed graph,
-  or some sizes trace and others do not; ``where`` names the line.
+  or other lines build the relaxed graph; ``where`` names the line.
 - ``bounded``: as free for the sizes the code traces, but some sizes probed do not trace
   at all (a pooling window of 2 rejects size 1): a signature with ``None`` there makes
   those sizes fail when the op runs instead of when the code traces.

@@ -21,9 +21,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 LEAF_OPS = frozenset({"Const", "Placeholder"})
-IGNORED_ATTRS = frozenset({"_output_shapes", "_user_specified_name", "_class"})
-"""Attributes left out besides those holding shapes: the names a placeholder was given
-and colocation hints (``loc:@name``) carry counters, not computation."""
+IGNORED_ATTRS = frozenset({"_output_shapes", "_user_specified_name", "_class", "_gradient_op_type"})
+"""Attributes left out besides those holding shapes: the names a placeholder was given,
+colocation hints (``loc:@name``) and a custom gradient's registered name
+(``CustomGradient-1234``) carry counters, not computation."""
 NodeKey = str
 GRADIENT_SCOPES = ("gradient_tape/", "gradients/")
 
@@ -43,7 +44,7 @@ class CanonicalGraph:
     const_ints: dict[NodeKey, tuple[int, ...]] = field(default_factory=dict)
     """Small int32/int64 constants' values (shapes, sizes, axes)."""
     dtypes: dict[NodeKey, int] = field(default_factory=dict)
-    """Const / Placeholder / Pack node -> its dtype enum (for the Python-number comparison)."""
+    """Node -> its ``dtype`` or ``T`` attribute (a dtype enum), where it has one."""
     inputs: dict[NodeKey, tuple[str, ...]] = field(default_factory=dict)
     gradient: set[NodeKey] = field(default_factory=set)
     """Nodes of gradient computations (``gradient_tape/...`` names, functions only they
@@ -176,7 +177,7 @@ class _Canonicalizer:
         self.out.raw[key] = prefix + node.name
         self.out.inputs[key] = tuple(prefix + _node_of(i) for i in inputs)
         for attr_name in ("dtype", "T"):
-            if attr_name in node.attr and node.op in ("Const", "Placeholder", "Pack"):
+            if attr_name in node.attr and node.attr[attr_name].WhichOneof("value") == "type":
                 self.out.dtypes[key] = node.attr[attr_name].type
                 break
 
@@ -284,6 +285,13 @@ def first_difference(
     return None
 
 
+def differences(a: CanonicalGraph, b: CanonicalGraph) -> set[NodeKey]:
+    """Every node that differs between the two graphs (constants' values aside)."""
+    out = {k for k in a.order if k not in b.nodes} | {k for k in b.order if k not in a.nodes}
+    out.update(k for k in a.order if k in b.nodes and a.nodes[k] != b.nodes[k])
+    return out
+
+
 def describe_difference(a: CanonicalGraph, b: CanonicalGraph, key: NodeKey) -> str:
     """``op Squeeze 'Squeeze' only in the second graph`` and the like, for a reason line."""
     name = key.split("/", 1)[1] if key.startswith("fn") and "/" in key else key
@@ -343,6 +351,12 @@ CALL_OPS = frozenset(
     }
 )
 """Ops that pass tensors to a function: a captured tensor adds an input and a type."""
+PACKING_OPS = frozenset({"Pack", "ConcatV2"})
+INDEX_ARITHMETIC = frozenset({"AddV2", "Add", "Sub"})
+"""Integer ops Python folds into a constant when the number is a Python int: ``p[:, k]``
+slices from ``[0, k]`` to ``[0, k + 1]``, which with a tensor ``k`` are a ``Pack`` and an
+``AddV2``. Only packing, adding and subtracting (``k * 1000003`` overflows int32 where
+Python does not: a ``Mul`` stays a difference)."""
 CALL_TYPE_ATTRS = frozenset(
     {"T", "Tin", "Tout", "_num_original_outputs", "_read_only_resource_inputs"}
 )
@@ -354,14 +368,18 @@ def number_ops(graph: CanonicalGraph) -> Counter[tuple[Any, ...]]:
     A Python number is a constant in the original graph (inside a loop body, a constant
     of the body) and a placeholder in the graph traced with a scalar spec (inside a loop
     body, a captured input: one more input and input type on the loop). Constants,
-    placeholders, ``Pack`` nodes of only those (``[n, 0]`` when ``n`` is a tensor) and
-    the input types of loops and calls are therefore left out; any other op or dtype
+    placeholders, what Python would have folded from only those (``Pack`` of ``[n, 0]``,
+    integer ``k + 1`` of a slice bound) and the input types of loops and calls are
+    therefore left out; any other op or dtype
     that differs means the spec changes what the code computes (a ``Cast``, a ``Pow``
     Python had done, a ``tf.cond`` for a Python ``if``).
     """
     leaves = {k for k in graph.order if graph.ops[k] in LEAF_OPS}
     for key in graph.order:
-        if graph.ops[key] == "Pack" and all(i in leaves for i in graph.inputs[key]):
+        op = graph.ops[key]
+        if not all(i in leaves for i in graph.inputs.get(key, ())):
+            continue
+        if op in PACKING_OPS or op in INDEX_ARITHMETIC and graph.dtypes.get(key) in INT_DTYPES:
             leaves.add(key)
     out: Counter[tuple[Any, ...]] = Counter()
     for key in graph.order:

@@ -73,6 +73,8 @@ class _FunctionProbes:
     done: set[Any] = field(default_factory=set)
     numbers: dict[str, NumberTracker] = field(default_factory=dict)
     objects: list[weakref.ref[Any]] = field(default_factory=list)
+    given_up: bool = False
+    """A round could not run (an eager op at trace time, a crash, a stall): no more."""
 
 
 class Prober:
@@ -120,6 +122,7 @@ class Prober:
             self._track_numbers(probes, binder, args, kwds)
             if (
                 not self.enabled
+                or probes.given_up
                 or record.traces < 2
                 or signature is None
                 or not record.editable
@@ -130,14 +133,22 @@ class Prober:
             plan = plan_round(
                 [s.args for s in record.signatures], sig.args, sig.passed, probes.done
             )
-            first = probes.evidence is None
+            first = probes.evidence is None or probes.evidence.random is None
             if not plan and not first:
                 return
             left = None if self.budget_s is None else self.budget_s - self.spent
             if left is not None and left < MIN_ROUND_S:
                 self._skip(probes, record, plan.labels())
                 return
-            self._round(probes, record, function, args, kwds, plan, first, left)
+            try:
+                self._round(probes, record, function, args, kwds, plan, first, left)
+            except Exception as exc:  # noqa: BLE001 - a probe must never break the program
+                self.stats.failures += 1
+                probes.given_up = True
+                failure = ProbeEvidence(
+                    failures=[f"probe round failed: {type(exc).__name__}: {exc}"[:200]]
+                )
+                probes.evidence = merge_evidence(probes.evidence, failure)
 
     def _track_numbers(self, probes: _FunctionProbes, binder: Any, args: tuple, kwds: dict) -> None:
         try:
@@ -223,6 +234,7 @@ class Prober:
                     self.stats.skipped_functions.append(record.display_name)
         if child_failed or outcome.status in ("stalled", "crashed", "unavailable"):
             self.stats.failures += 1
+            probes.given_up = True
         self.stats.rounds += 1
         self.stats.probes += evidence.probes
         self.stats.time_s += outcome.elapsed_s

@@ -25,7 +25,7 @@ from typing import Any
 
 from autosig.profile.evidence import DimEvidence, RandomEvidence
 from autosig.profile.probe.candidates import Group, RoundPlan, alternate_sizes
-from autosig.profile.probe.graphs import canonical, constants_holding, number_ops
+from autosig.profile.probe.graphs import canonical, constants_holding, differences, number_ops
 from autosig.profile.probe.isolation import EagerOpInProbe, Emit
 from autosig.profile.probe.verdicts import (
     NUMBER_DTYPES,
@@ -36,6 +36,7 @@ from autosig.profile.probe.verdicts import (
 )
 
 MAX_ERROR = 240
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
 _FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+), in ')
 
 
@@ -115,10 +116,32 @@ class UserFiles:
         return None
 
 
+NOISE_LINES = (
+    "in user code:",
+    "\u2022",
+    "Arguments received",
+    "Call arguments received",
+    "Exception encountered when calling",
+)
+"""Lines of AutoGraph's and Keras' error framing, not the error itself."""
+
+
 def error_line(exc: BaseException) -> str:
-    """The message of a TensorFlow error without AutoGraph's frame listing."""
-    lines = [x.strip() for x in str(exc).splitlines() if x.strip()]
-    text = lines[-1] if lines else ""
+    """The message of a TensorFlow error without AutoGraph's frame listing, Keras' call
+    arguments or the failing op's whole NodeDef."""
+    lines: list[str] = []
+    skip_next = False
+    for raw in _ANSI.sub("", str(exc)).splitlines():
+        text = raw.strip()
+        if skip_next:
+            skip_next = False
+            continue
+        if text.startswith('File "'):
+            skip_next = True  # the source line AutoGraph prints under a frame
+            continue
+        if text and not text.startswith(NOISE_LINES):
+            lines.append(text)
+    text = lines[-1] if lines else type(exc).__name__
     text = text.split(" for '{{node ", 1)[0]  # the op's whole NodeDef follows
     if not text.startswith(type(exc).__name__):
         text = f"{type(exc).__name__}: {text}"
@@ -203,7 +226,7 @@ class Round:
         self.files = UserFiles(job.root, outer)
         self.traces = 0
         self.baseline: TraceResult | None = None
-        self.baseline_function: Any = None
+        self._noise: frozenset[str] | None = None
 
     def trace(self, overrides: dict[str, Any], with_numbers: bool = False) -> TraceResult:
         tf = self.tf
@@ -270,17 +293,38 @@ class Round:
             evidence = self.probe_number(number.param, number.type, number.value)
             self.emit({"kind": "number", "evidence": evidence})
 
+    def noise(self) -> frozenset[str]:
+        """Nodes that differ between two traces at the baseline's own shapes (counters in
+        names or attributes): traced once per round, and only when a graph difference
+        is about to make a verdict."""
+        if self._noise is None:
+            assert self.baseline is not None and self.baseline.graph is not None
+            again = self.trace({})
+            self._noise = (
+                frozenset(differences(self.baseline.graph, again.graph))
+                if again.graph
+                else frozenset()
+            )
+        return self._noise
+
+    def verdict(self, size: int, varied: bool, results: dict[int | None, TraceResult]) -> Finding:
+        assert self.baseline is not None
+        finding = dim_verdict(size, varied, self.baseline, results)
+        if finding.verdict == "read" and finding.reason.startswith(("the graph for", "constant")):
+            finding = dim_verdict(size, varied, self.baseline, results, self.noise())
+        return finding
+
     def probe_group(self, group: Group) -> list[dict[str, Any]]:
         sizes = alternate_sizes(group.size)
         results = self._probe_sizes(group, sizes)
-        finding = dim_verdict(group.size, group.varied, self.baseline, results)  # type: ignore[arg-type]
+        finding = self.verdict(group.size, group.varied, results)
         relaxed_ok = results[None].ok
         if finding.verdict == "free" or len(group.members) == 1:
             return [self._dim(m, group, sizes, finding, relaxed_ok) for m in group.members]
         out = []
         for member in group.members:
             alone_results = self._probe_sizes(Group([member]), sizes)
-            alone = dim_verdict(member.size, member.varied, self.baseline, alone_results)  # type: ignore[arg-type]
+            alone = self.verdict(member.size, member.varied, alone_results)
             finding_alone = _alone(alone, finding, group)
             out.append(
                 self._dim(
@@ -339,8 +383,9 @@ class Round:
 
     def probe_number(self, param: str, kind: str, value: int | float) -> dict[str, Any]:
         """Scalar specs tried until the graph is explained: the dtype of a constant that
-        holds the value first (one trace when it reproduces the graph), two dtypes that
-        both reproduce it mean the graph does not use it, else every dtype is tried."""
+        holds the value first, then the others in order until one reproduces the graph
+        and another was tried too (two that both reproduce it: the graph does not use
+        the number; a value that merely equals another constant is not mistaken)."""
         tf = self.tf
         assert self.baseline is not None and self.baseline.number_ops is not None
         graph_def = self.baseline._graph_def  # type: ignore[attr-defined]
@@ -356,8 +401,8 @@ class Round:
             results[dtype] = result
             if result.ok and result.number_ops == self.baseline.number_ops:
                 matches.append(dtype)
-                if dtype in in_constants or len(matches) == 2:
-                    break
+            if matches and len(results) >= 2:
+                break  # one dtype reproduces the graph and another was tried: decided
         evidence = number_verdict(param, kind, self.baseline, results, in_constants)
         return asdict(evidence)
 

@@ -104,8 +104,13 @@ def dim_verdict(
     varied: bool,
     baseline: TraceResult,
     results: Mapping[int | None, TraceResult],
+    noise: frozenset[NodeKey] = frozenset(),
 ) -> Finding:
-    """The verdict on a dimension of size ``size`` from its probes (``None`` = relaxed)."""
+    """The verdict on a dimension of size ``size`` from its probes (``None`` = relaxed).
+
+    ``noise``: nodes that differ between two traces at the same shapes (a name or an
+    attribute with a global counter TensorFlow or a library adds): not a difference.
+    """
     concrete = [s for s in results if s is not None]
     failed = [s for s in concrete if not results[s].ok]
     built = [s for s in concrete if results[s].ok]
@@ -134,7 +139,10 @@ def dim_verdict(
     for s in built:
         other = results[s]
         assert other.graph is not None
-        key = first_difference(baseline.graph, other.graph, _tolerated_gradient(baseline, other))
+        gradient = _tolerated_gradient(baseline, other)
+        key = first_difference(
+            baseline.graph, other.graph, lambda k, g=gradient: k in noise or g(k)
+        )
         if key is not None:
             where = baseline.line(key) or other.line(key)
             return Finding(
@@ -151,6 +159,7 @@ def dim_verdict(
         k
         for k in changed
         if k not in baseline.graph.gradient
+        and k not in noise
         and same_constant(baseline.graph, relaxed.graph, k)
         and not marks_unknown(concrete_graphs, relaxed.graph, k)
     ]
@@ -222,7 +231,9 @@ def number_verdict(
     tried = list(results)
     if matching and len(matching) == len(tried) and len(tried) > 1:
         out.dtype, out.dtype_from, out.spec_matches = None, "unused", True
-        out.reason = "every scalar spec gives the original graph: the graph does not use it"
+        out.reason = (
+            "scalar specs of two dtypes both give the original graph: the graph does not use it"
+        )
         return out
     if len(matching) == 1 or (matching and matching[0] in in_constants):
         dtype = next((d for d in matching if d in in_constants), matching[0])
