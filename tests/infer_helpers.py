@@ -6,7 +6,7 @@ from collections.abc import Collection, Mapping
 
 from libcst.metadata import MetadataWrapper
 
-from autosig.infer.python_values import PythonUse, find_function, python_only_uses
+from autosig.analysis.python_values import PythonUse, find_function, python_only_uses
 from autosig.infer.specs import SpecNode, render_spec
 from autosig.source.discover import parse_module
 

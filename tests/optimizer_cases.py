@@ -215,9 +215,9 @@ def _train(path: Path, name: str, steps: int = 6) -> dict:
 def _fix(text: str, path: str) -> tuple[str, list[str]]:
     """Fix ``text`` as ``fix --profile`` does for a step traced twice on its first call."""
     from autosig.infer.observations import InferOptions
+    from autosig.infer.planning import plan_fixes
     from autosig.profile.format import CallSignature, FunctionRecord, Profile, TraceEvent
     from autosig.rewrite import engine
-    from autosig.rewrite.planning import plan_fixes
     from autosig.rules.context import RuleContext
     from autosig.rules.registry import select_rules
 

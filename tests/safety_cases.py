@@ -232,7 +232,7 @@ CASES: dict[str, tuple[str, str, str]] = {
         "h = m.Head()\nfor n in (2, 3, 4): h(tf.ones([n, 3]))",
         "h = m.Head()\nout = [h(tf.ones([5, 3])), h(tf.ones([1, 3]))]",
     ),
-    # -- x.shape[i] -> tf.shape(x)[i] (autosig.infer.shape_use.choose_rewrites): rewritten ...
+    # -- x.shape[i] -> tf.shape(x)[i] (autosig.infer.shape_rewrites.choose_rewrites): rewritten ...
     "dyn_guide_tensor_array": (
         """
         import tensorflow as tf

@@ -7,7 +7,7 @@ import textwrap
 import pytest
 from infer_helpers import python_only_uses_in_text
 
-from autosig.infer.python_values import find_function
+from autosig.analysis.python_values import find_function
 from autosig.source.discover import parse_module
 
 HEADER = "import numpy as np\nimport tensorflow as tf\nfrom tensorflow import keras\n\n"
@@ -214,7 +214,7 @@ def test_structural_use_is_reported_before_a_dtype_mismatch() -> None:
 def test_summary_step_requires_int64() -> None:
     from libcst.metadata import MetadataWrapper
 
-    from autosig.infer.python_values import required_dtypes
+    from autosig.analysis.python_values import required_dtypes
 
     src = HEADER + (
         "def f(x, step, other):\n"
@@ -237,7 +237,7 @@ def test_analysis_never_crashes_on_arbitrary_functions() -> None:
 
     hypothesmith = pytest.importorskip("hypothesmith")
 
-    from autosig.infer.python_values import python_only_uses, required_dtypes
+    from autosig.analysis.python_values import python_only_uses, required_dtypes
 
     @settings(max_examples=30, deadline=None, suppress_health_check=list(HealthCheck))
     @given(hypothesmith.from_node())

@@ -13,7 +13,7 @@ import pytest
 from infer_helpers import python_only_uses_in_text
 from libcst.metadata import MetadataWrapper
 
-from autosig.infer.python_values import find_function, python_only_uses, required_dtypes
+from autosig.analysis.python_values import find_function, python_only_uses, required_dtypes
 from autosig.source.discover import parse_module
 
 HEADER = "import numpy as np\nimport tensorflow as tf\nfrom tensorflow import keras\n\n"

@@ -19,6 +19,7 @@ from click.testing import CliRunner
 from autosig.cli import cli
 from autosig.explain.retraces import explain_function, render_text
 from autosig.infer.planner import infer_plan
+from autosig.infer.retrace_sim import reduce_retracing_traces
 from autosig.infer.specs import ElementSpecNode, render_spec
 from autosig.profile.format import (
     CallSignature,
@@ -28,7 +29,6 @@ from autosig.profile.format import (
     TraceEvent,
     save_profile,
 )
-from autosig.profile.retrace_sim import reduce_retracing_traces
 
 PROFILE = ".autosig/profile.json"
 PER_REPLICA = "tensorflow.python.distribute.values.PerReplica"

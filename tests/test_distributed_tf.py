@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pytest
 
+from autosig.infer.retrace_sim import reduce_retracing_traces
 from autosig.profile.format import load_profile
-from autosig.profile.retrace_sim import reduce_retracing_traces
 
 pytestmark = [pytest.mark.tf, pytest.mark.slow]
 

@@ -19,7 +19,7 @@ import pytest
 from autosig.infer.observations import InferOptions
 from autosig.infer.plan import FunctionPlan, Plan, ShapeRewrite
 from autosig.infer.planner import infer_function
-from autosig.infer.shape_use import RANGE_LOOP_WHY, SIZE_ARGUMENTS
+from autosig.infer.size_arguments import RANGE_LOOP_WHY, SIZE_ARGUMENTS
 from autosig.profile.format import CallSignature, FunctionRecord, ParamInfo
 from autosig.rewrite.engine import fix_text
 from autosig.rewrite.summary import file_summary

@@ -1,4 +1,4 @@
-"""Each place ``autosig.infer.shape_use`` lets a size become a scalar tensor, measured.
+"""Each place ``autosig.infer.size_arguments`` lets a size become a scalar tensor, measured.
 
 For every entry of ``SIZE_ARGUMENTS`` (plus slice bounds and ``for`` loops over
 ``range``) the entry's example runs twice with TensorFlow: as the original code writes
@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from autosig.infer.shape_use import (
+from autosig.infer.size_arguments import (
     RANGE_LOOP_EXAMPLE,
     RANGE_LOOP_WHY,
     SIZE_ARGUMENTS,

@@ -611,7 +611,7 @@ def test_dropped_signatures_free_every_dimension() -> None:
 def test_inference_never_imports_tensorflow() -> None:
     code = (
         "import sys\n"
-        "import autosig.infer.planner, autosig.infer.python_values, autosig.infer.specs\n"
+        "import autosig.infer.planner, autosig.analysis.python_values, autosig.infer.specs\n"
         "bad = [m for m in sys.modules if m.split('.')[0] in ('tensorflow', 'keras')]\n"
         "assert not bad, bad\n"
     )

@@ -11,6 +11,7 @@ module) must be placed in that order before this passes.
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
@@ -23,9 +24,10 @@ LAYERS: tuple[str, ...] = (
     "text",  # wording helpers (plural)
     "progress",  # the progress bar on stderr
     "source",  # files, tf.function sites, findings, codes, config, suppressions
+    "analysis",  # facts about source code that rules and inference both read
+    "rules",  # the static rules (never a profile, never inference)
     "profile",  # recording calls; the profile file
-    "infer",  # profile -> plan; the static shape-use and Python-value analyses
-    "rules",  # the static rules (AS107 uses infer's analyses)
+    "infer",  # profile + analysis facts -> the plan
     "rewrite",  # the one fix loop, signature edits, the plan fix applies, diffs
     "explain",  # why each function retraced and what fix will do
     "verify",  # original vs rewritten, side by side
@@ -208,17 +210,109 @@ def test_the_layout_tables_match_the_tree(doc: str) -> None:
             assert where.exists(), f"{doc}: {part}"
 
 
-def test_inference_stays_a_few_modules_by_concept() -> None:
-    """Issue 16: inference (with its analyses) is at most seven modules, not 21 small ones."""
-    modules = sorted(p.name for p in (ROOT / "autosig" / "infer").glob("*.py"))
-    assert len(modules) <= 7, modules
+# -- the stages by concept (issue 23) ---------------------------------------------------
 
 
-def test_long_modules_say_why_they_are_one_module() -> None:
-    """A module over ~600 lines says at its top why it is not split (issue 16)."""
-    unexplained = []
+RULE_MODULE = re.compile(r"autosig\.rules\.(as\d{3})(?:_\w+)?(?:\.|$)")
+"""A rule's own module (``rules/as101_print.py``) or package (``rules/as106/``)."""
+
+
+def rule_code(module: str) -> str | None:
+    """``autosig.rules.as106.sites`` -> ``as106``; None for a module that is no rule's."""
+    found = RULE_MODULE.match(module)
+    return found.group(1) if found else None
+
+
+def test_rules_never_import_inference_or_a_profile(graph: Graph) -> None:
+    """The static half (analysis, rules) reads source code only: ``check`` and static
+    ``fix`` never load inference or the profile machinery."""
+    wrong = [
+        f"{module} -> {target}"
+        for module, targets in sorted(graph.items())
+        if package_of(module) in ("analysis", "rules")
+        for target in sorted(targets)
+        if package_of(target) in ("infer", "profile")
+    ]
+    assert wrong == []
+
+
+def test_no_rule_imports_another_rule(graph: Graph) -> None:
+    """What rules share is a fact of the rule context (``rules/context.py``), not an
+    import of one rule by another."""
+    wrong = [
+        f"{module} -> {target}"
+        for module, targets in sorted(graph.items())
+        for target in sorted(targets)
+        if rule_code(module) and rule_code(target) and rule_code(module) != rule_code(target)
+    ]
+    assert wrong == []
+
+
+def test_inference_does_not_import_the_rules(graph: Graph) -> None:
+    """Inference turns a profile and analysis facts into the plan; rules are the static
+    findings, which meet the plan only in the fix engine."""
+    wrong = [
+        f"{module} -> {target}"
+        for module, targets in sorted(graph.items())
+        if package_of(module) == "infer"
+        for target in sorted(targets)
+        if package_of(target) == "rules"
+    ]
+    assert wrong == []
+
+
+PLAN_PARTS = frozenset(
+    {"FunctionPlan", "ParamPlan", "CallSitePlan", "TensorizedParam", "BuildFirst", "Blocker"}
+    | {"ShapeRewrite"}
+)
+"""The classes of ``infer/plan.py`` a decision is made of (``Plan`` itself, a list of
+entries, may be filtered anywhere)."""
+
+ENTRY_FIELDS = frozenset({"action", "params", "safety", "call_sites", "build_first"})
+
+STILL_PREDICTING = {"autosig.explain.advice"}
+"""``explain`` still adjusts the plan to predict the engine (AS107's static
+``reduce_retracing``, codes turned off); stage 2 of issue 23 has it run the engine dry."""
+
+
+def plan_decisions(path: Path, root: Path = ROOT) -> list[str]:
+    """Where a module makes part of a plan: builds one of ``PLAN_PARTS`` or replaces a
+    plan entry's decision (``replace(entry, action=...)``)."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        name = func.id if isinstance(func, ast.Name) else getattr(func, "attr", "")
+        if name in PLAN_PARTS or (
+            name == "replace" and any(k.arg in ENTRY_FIELDS for k in node.keywords)
+        ):
+            found.append(f"{path.relative_to(root)}:{node.lineno} {name}")
+    return found
+
+
+def test_only_inference_builds_a_plan() -> None:
+    """The plan fix, explain and verify share is decided in ``infer/`` and nowhere else."""
+    wrong = []
     for path in sorted((ROOT / "autosig").rglob("*.py")):
-        text = path.read_text(encoding="utf-8")
-        if text.count("\n") > 650 and "one module" not in text[:4000].lower():
-            unexplained.append(f"{path.relative_to(ROOT)} ({text.count(chr(10))} lines)")
-    assert not unexplained, unexplained
+        module = module_name(path, ROOT)
+        if package_of(module) == "infer" or module in STILL_PREDICTING:
+            continue
+        wrong.extend(plan_decisions(path))
+    assert wrong == []
+
+
+def test_the_plan_checks_see_a_decision_made_elsewhere(tmp_path: Path) -> None:
+    (tmp_path / "m.py").write_text(
+        "from dataclasses import replace\n"
+        "def f(plan, entry):\n"
+        "    keep = Plan([e for e in plan.functions])\n"
+        "    return replace(entry, action='none'), replace(entry, line=2), Blocker('x')\n"
+    )
+    assert [x.split(" ", 1)[1] for x in plan_decisions(tmp_path / "m.py", tmp_path)] == [
+        "replace",
+        "Blocker",
+    ]
+    assert rule_code("autosig.rules.as106.sites") == "as106"
+    assert rule_code("autosig.rules.as101_print") == "as101"
+    assert rule_code("autosig.rules.context") is None

@@ -12,15 +12,15 @@ from pathlib import Path
 
 import pytest
 
+from autosig.analysis.optimizer_build import NoBuild, OptimizerBuild, Tree, plan_optimizer_build
+from autosig.infer.build_first import variable_creation_retraces
 from autosig.infer.observations import InferOptions
 from autosig.infer.plan import BuildFirst, Plan
+from autosig.infer.planning import plan_fixes
 from autosig.profile.format import CallSignature, FunctionRecord, Profile, TraceEvent
 from autosig.rewrite import engine
-from autosig.rewrite.build_first import variable_creation_retraces
-from autosig.rewrite.planning import plan_fixes
 from autosig.rules.context import RuleContext
 from autosig.rules.registry import select_rules
-from autosig.source.optimizer_build import NoBuild, OptimizerBuild, Tree, plan_optimizer_build
 
 HEAD = "import tensorflow as tf\n"
 FUNCTIONAL = (

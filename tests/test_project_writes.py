@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from autosig.analysis.attribute_writes import ANY, scan_writes
+from autosig.analysis.project_writes import ProjectWrites, project_root
 from autosig.rewrite import engine
-from autosig.rules.attribute_writes import ANY, scan_writes
-from autosig.rules.project_writes import ProjectWrites, project_root
 from autosig.rules.registry import select_rules
 from autosig.rules.run import check_text
 
@@ -252,7 +252,7 @@ def test_unsafe_when_another_file_may_change_it(tmp_path: Path, script: str, rea
 def test_unsafe_when_part_of_the_project_could_not_be_read(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from autosig.rules import project_writes
+    from autosig.analysis import project_writes
 
     monkeypatch.setattr(project_writes, "MAX_FILE_BYTES", 10)
     model = _project(tmp_path, train="from model import Predictor\nprint(Predictor(1.0))\n")

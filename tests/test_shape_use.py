@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from autosig.infer.shape_use import shape_use
+from autosig.analysis.shape_reads import shape_use
 from autosig.source.discover import discover_text
 
 TF = "import tensorflow as tf\n"

@@ -584,7 +584,7 @@ def _plan(
     written), for those calls only.
     """
     # inference imports libcst: only a run with a profile needs it
-    from autosig.rewrite.planning import keep_codes, plan_fixes, selected_profile_codes
+    from autosig.infer.planning import keep_codes, plan_fixes, selected_profile_codes
 
     profile = load_profile(profile_path)
     note = profile.partial_note()

@@ -2,7 +2,7 @@
 
 For every profiled function whose source file is found (under the profile's candidate
 roots), the plan is made by the same function fix plans with
-(``rewrite.planning.plan_fixes``), on the current source and with the config governing
+(``infer.planning.plan_fixes``), on the current source and with the config governing
 it, so explain repeats fix's decision instead of guessing. Static: no TensorFlow, no
 user code.
 """
@@ -16,8 +16,8 @@ from pathlib import Path
 from autosig.errors import AutosigError
 from autosig.infer.observations import InferOptions
 from autosig.infer.plan import FunctionPlan
+from autosig.infer.planning import plan_fixes, selected_profile_codes
 from autosig.profile.format import FunctionRecord, Profile, candidate_roots
-from autosig.rewrite.planning import plan_fixes, selected_profile_codes
 from autosig.rules.run import check_text
 from autosig.source.codes import selected_codes
 from autosig.source.config import load_config

@@ -13,10 +13,10 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from autosig.infer.plan import FunctionPlan
+from autosig.infer.retrace_sim import reduce_retracing_traces
 from autosig.infer.specs import ElementSpecNode
 from autosig.profile.describe_distributed import distributed_params, replicas_of
 from autosig.profile.format import FunctionRecord, Value
-from autosig.profile.retrace_sim import reduce_retracing_traces
 
 REPLICA_SHAPE = "replica_shape"
 """``Change.what`` of a per-replica shape change."""

@@ -17,8 +17,8 @@ import json
 from collections.abc import Sequence
 
 from autosig.infer.plan import FunctionPlan
+from autosig.infer.retrace_sim import NotReplayable, Type, replay, trace_type
 from autosig.profile.format import FunctionRecord, Value
-from autosig.profile.retrace_sim import NotReplayable, Type, replay, trace_type
 
 CODE_INDENT = "      "
 """Each line of pasted code in a note starts with this (the note's own indent is 2)."""

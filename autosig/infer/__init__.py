@@ -1,4 +1,4 @@
-"""Inference: from a profile's observed calls to a per-function plan of specs, with evidence.
+"""Inference: a profile's recorded calls plus facts about the code -> the plan fixes apply.
 
 For each profiled tf.function this decides one of three things: an ``input_signature``
 (every parameter that varied gets a spec loose enough for every observed call and no
@@ -7,17 +7,24 @@ function does: Python flags, objects, dtype conflicts, Python numbers the code n
 Python values), or nothing (traced once, stale profile, library code, already signed).
 Each planned parameter carries the evidence it was derived from, and the AS2xx findings
 say why the function retraced. Works on the profile's JSON data and the current source
-text only: no TensorFlow, no user code.
+text only (the static facts come from ``autosig.analysis``): no TensorFlow, no user code.
+The plan ``fix``, ``explain`` and ``verify`` share is built here and nowhere else.
 
-The modules, in the order the data flows (each imports only those above it):
+The modules, in the order the data flows:
 
 - ``specs``: planned TypeSpecs as data, TensorFlow's supertype and acceptance rules on
-  them, their source text, and how shapes and values read in words (``spec_accepts``).
+  them, their source text, and how shapes and values read in words.
 - ``plan``: the plan as data (``Plan``, ``FunctionPlan``, ``ParamPlan``, ``Blocker``).
-- ``python_values``: the Python-value analysis (where code needs a Python number).
-- ``shape_use``: the shape-use analysis (which dimensions code reads statically).
 - ``observations``: recorded calls -> what each parameter allows (``InferOptions``).
+- ``python_params``, ``dimensions`` (with ``shape_rewrites`` and ``size_arguments``),
+  ``distributed_inputs``, ``action``, ``call_site_plan``, ``findings``: the planner's
+  steps, in its order.
 - ``planner``: the entry points ``infer_plan`` and ``infer_function``.
+- ``build_first``: variables created on the first call, and the ``optimizer.build``
+  that removes those retraces.
+- ``planning``: ``plan_fixes``, the plan ``fix`` applies (with builds, suppressions and
+  the selected codes), shared by ``explain`` and ``verify``.
+- ``retrace_sim``: how many traces ``reduce_retracing`` would make, replayed.
 
 Import the API from those modules. This file imports nothing, on purpose: the rewriter,
 ``fix`` and the report import ``specs`` and ``plan`` on paths that parse no file, and

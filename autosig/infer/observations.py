@@ -18,6 +18,8 @@ small files; together they read top-down in the order the data flows:
 - Python values: flags block a signature, numbers and strings may tensorize;
 - objects TensorFlow traces by their TypeSpec (tf.data iterators);
 - the parameter: its kind, its default, the user's shape policy (``InferOptions``).
+- the whole function: traced once per instance or process (``traced_once``), the
+  cause that varied most (``main_cause``), NumPy float64 inputs.
 """
 
 from __future__ import annotations
@@ -30,9 +32,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from autosig.analysis.python_values import PythonUse
 from autosig.errors import AutosigError
 from autosig.infer.plan import Blocker, BlockerKind
-from autosig.infer.python_values import PythonUse
 from autosig.infer.specs import (
     NUMERIC_PYTHON,
     RELAX_POLICIES,
@@ -568,7 +570,7 @@ class InferOptions:
     try_uncertain: bool = False
     """Tensorize Python numbers and strings whose uses the analysis cannot decide, as an
     unsafe fix (``fix --verify --unsafe-fixes``: verification then keeps or drops them;
-    autosig.infer.planner.undecided)."""
+    autosig.infer.python_params.undecided)."""
     root: Path | None = None
     """The profile's project root: where the shape-use analysis finds imported modules."""
 
@@ -703,3 +705,49 @@ def _empty(value: Value) -> bool:
         and not value.get("items")
         and "length" not in value
     )
+
+
+# -- what the calls and traces show about the whole function ------------------------
+
+
+ONCE_REASON = "traced once; nothing to fix"
+
+
+def traced_once(record: FunctionRecord) -> str | None:
+    """Why no retrace happened, or None when some tf.function object traced twice.
+
+    Traces add up over the instances of a class (each has its own tf.function) and over
+    the processes of a merged profile (each traces afresh): a signature cannot bring
+    those below one per instance and process.
+    """
+    if record.traces <= 1:
+        return ONCE_REASON
+    events = record.trace_events
+    if events and len(events) == record.traces:
+        per_owner = Counter((e.process, e.instance) for e in events)
+        if max(per_owner.values()) > 1:
+            return None
+        owners = len(per_owner)
+    elif record.traces <= max(record.instances, record.processes, 1):
+        owners = record.traces
+    else:
+        return None
+    processes = len({e.process for e in events}) if events else record.processes
+    what = "per process" if processes > 1 and owners == processes else "per instance"
+    if processes > 1 and owners > processes:
+        what = "per instance and process"
+    return f"traced once {what} ({owners} tf.function objects); nothing to fix"
+
+
+def has_numpy_float64(record: FunctionRecord, name: str) -> bool:
+    def walk(value: Value) -> bool:
+        if value.get("kind") == "numpy" and value.get("dtype") == "float64":
+            return True
+        items = value.get("items")
+        if isinstance(items, dict):
+            return any(walk(v) for v in items.values())
+        if isinstance(items, list):
+            return any(walk(v) for v in items)
+        return False
+
+    return any(walk(sig.args[name]) for sig in record.signatures if name in sig.args)

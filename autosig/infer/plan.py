@@ -63,7 +63,7 @@ class ParamPlan:
 
 @dataclass(frozen=True)
 class ShapeRewrite:
-    """A static shape read the fix rewrites to ``tf.shape()`` (``autosig.infer.shape_use.choose_rewrites``).
+    """A static shape read the fix rewrites to ``tf.shape()`` (``autosig.infer.shape_rewrites.choose_rewrites``).
 
     Found again by its place relative to the function's name (``offset`` lines below
     the ``def`` line, at ``column``) and its code, so the rewrite finds it after the
@@ -194,7 +194,7 @@ class FunctionPlan:
     """Why the fix is unsafe: dimensions pinned without proof, random streams that change."""
     tried: tuple[str, ...] = ()
     """Parameters tensorized although the analysis could not decide (``fix --verify``
-    only: verification keeps the signature or falls back; autosig.infer.planner.undecided)."""
+    only: verification keeps the signature or falls back; autosig.infer.python_params.undecided)."""
     shape_rewrites: tuple[ShapeRewrite, ...] = ()
     """Static shape reads rewritten to ``tf.shape()`` together with the fix, so the
     dimensions they read can be None."""

@@ -25,6 +25,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from autosig.analysis.tf_apis import INT32_MAX, INT32_MIN, INT64_MAX, INT64_MIN, TF_DTYPES
 from autosig.errors import AutosigError
 from autosig.profile.format import Value
 
@@ -151,34 +152,6 @@ def render_spec(node: SpecNode, tf: str = "tf") -> str:
 # -- TensorFlow's rules, on data ------------------------------------------------------
 
 
-TF_DTYPES = frozenset(
-    {
-        "float16",
-        "bfloat16",
-        "float32",
-        "float64",
-        "complex64",
-        "complex128",
-        "int8",
-        "int16",
-        "int32",
-        "int64",
-        "uint8",
-        "uint16",
-        "uint32",
-        "uint64",
-        "bool",
-        "string",
-        "qint8",
-        "quint8",
-        "qint16",
-        "quint16",
-        "qint32",
-    }
-)
-"""dtype names that ``tf.<name>`` spells and a TensorSpec can carry."""
-
-
 RELAX_POLICIES: tuple[str, ...] = ("auto", "none", "batch", "all")
 
 
@@ -224,7 +197,7 @@ def relax_shape(shape: Shape, policy: str) -> Shape:
     """Apply the shape policy: ``batch`` frees dimension 0, ``all`` every dimension.
 
     ``auto`` frees dimensions later, where the shape-use analysis proves it safe
-    (``autosig.infer.planner``); here it keeps them like ``none``.
+    (``autosig.infer.dimensions``); here it keeps them like ``none``.
     """
     if policy not in RELAX_POLICIES:
         raise ValueError(f"unknown relax policy {policy!r} (expected one of {RELAX_POLICIES})")
@@ -233,18 +206,6 @@ def relax_shape(shape: Shape, policy: str) -> Shape:
     if policy == "batch":
         return (None, *shape[1:])
     return tuple(None for _ in shape)
-
-
-INT32_MIN = -(2**31)
-
-
-INT32_MAX = 2**31 - 1
-
-
-INT64_MIN = -(2**63)
-
-
-INT64_MAX = 2**63 - 1
 
 
 def python_scalar_dtype(types: Iterable[str], values: Iterable[object] = ()) -> str | None:

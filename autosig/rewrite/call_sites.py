@@ -1,6 +1,6 @@
 """Call-site edits: wrap a recorded call's argument in ``tf.constant(value, dtype)``.
 
-The plan (``autosig.infer.planner.plan_call_sites``) names the parameters and the
+The plan (``autosig.infer.call_site_plan.plan_call_sites``) names the parameters and the
 recorded call sites (file, line, column, enclosing scope). Here each site of this file is found again with
 libcst: the call must start where the profile says (the line is counted from the
 enclosing function's first line, so edits above that function do not matter) and must
@@ -20,8 +20,8 @@ from dataclasses import dataclass, field, replace
 import libcst as cst
 from libcst.metadata import PositionProvider
 
+from autosig.analysis.python_values import find_function, short_code
 from autosig.infer.plan import FunctionPlan, TensorizedParam
-from autosig.infer.python_values import find_function, short_code
 from autosig.profile.format import CallSite
 from autosig.rules.context import RuleContext
 from autosig.rules.violation import ImportNeeded

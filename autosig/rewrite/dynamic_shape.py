@@ -1,5 +1,5 @@
 """Edits that turn the plan's static shape reads into ``tf.shape()`` (see
-``autosig.infer.shape_use.choose_rewrites`` for which reads and why).
+``autosig.infer.shape_rewrites.choose_rewrites`` for which reads and why).
 
 ``x.shape[i]`` becomes ``<tf>.shape(x)[i]`` (the file's own TensorFlow alias; the
 subscript, its spacing and any parentheses around the read are kept), and an unpacking
@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 import libcst as cst
 from libcst.metadata import PositionProvider
 
+from autosig.analysis.python_values import short_code
 from autosig.infer.plan import ShapeRewrite
-from autosig.infer.python_values import short_code
 from autosig.rules.context import RuleContext
 from autosig.rules.violation import ImportNeeded
 from autosig.source.discover import FunctionSite

@@ -30,7 +30,6 @@ from autosig.rewrite.dynamic_shape import shape_rewrite_edits
 from autosig.rewrite.edits import Replacement, apply_edits, nested_edit_keys
 from autosig.rewrite.optimizer_build_fix import optimizer_build_fix
 from autosig.rewrite.signature import SiteEdit, reduce_retracing_edit, signature_edit
-from autosig.rules.as106_function_in_loop import recreated_sites
 from autosig.rules.base import Rule
 from autosig.rules.context import RuleContext
 from autosig.rules.registry import select_rules
@@ -333,7 +332,7 @@ def _one_pass(
     planned_nodes: set[int] = set()
     decided: set[str] = set()
     """Functions whose profile plan speaks for them (AS107 only guesses without one)."""
-    recreated = recreated_sites(ctx) if matched else set()  # AS106's work, if needed
+    recreated = ctx.recreated_sites if matched else set()  # AS106's work, if needed
     for key, site in _keyed_sites(ctx.sites).items():
         entry = matched.get(key)
         if entry is None or entry.stale or (key in static_keys and entry.action == "none"):

@@ -1,8 +1,8 @@
 """The engine's hook for ``optimizer.build(...)``: one plan entry in, one candidate edit out.
 
-The plan (``autosig.rewrite.build_first``) says a function created variables on its
+The plan (``autosig.infer.build_first``) says a function created variables on its
 first call and that a build can be written; the edit itself is found again on each
-pass's parse (``autosig.source.optimizer_build``), since the nodes change between
+pass's parse (``autosig.analysis.optimizer_build``), since the nodes change between
 passes. Once inserted, the next pass finds the optimizer built and adds nothing.
 """
 
@@ -10,12 +10,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from autosig.analysis.optimizer_build import OptimizerBuild, Tree, plan_optimizer_build
 from autosig.infer.plan import FunctionPlan
 from autosig.rules.context import RuleContext
-from autosig.rules.project_writes import changes_elsewhere
 from autosig.rules.violation import Violation
 from autosig.source.discover import FunctionSite
-from autosig.source.optimizer_build import OptimizerBuild, Tree, plan_optimizer_build
 
 
 @dataclass(frozen=True)
@@ -54,10 +53,10 @@ def optimizer_build_fix(
 
 def _trainable_elsewhere(ctx: RuleContext) -> str | None:
     """The build fixes the variable list at set-up; the file itself never changes it
-    (``autosig.source.optimizer_build``), but a helper in another file that sets
+    (``autosig.analysis.optimizer_build``), but a helper in another file that sets
     ``.trainable`` before the first step would make the list the step passes another
     one, which the optimizer, built for the first, then refuses."""
-    found = changes_elsewhere(ctx, "trainable")
+    found = ctx.project_writes.changes("trainable")
     if found is None:
         return None  # text from stdin: no project to look in
     if found.place is not None:

@@ -6,8 +6,7 @@ from collections.abc import Iterable
 
 import libcst as cst
 
-from autosig.infer.shape_use import autograph_enabled, shape_use
-from autosig.rules.as106_function_in_loop import recreated_sites
+from autosig.analysis.shape_reads import autograph_enabled, shape_use
 from autosig.rules.base import Invalid, Rule
 from autosig.rules.context import RuleContext
 from autosig.rules.violation import Violation
@@ -167,7 +166,7 @@ class NoSignature(Rule):
     ]
 
     def check(self, ctx: RuleContext) -> Iterable[Violation]:
-        recreated = recreated_sites(ctx)
+        recreated = ctx.recreated_sites
         for site in ctx.sites:
             if _has_retracing_decision(site) or id(site) in recreated:
                 continue

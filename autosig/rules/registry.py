@@ -24,7 +24,7 @@ STATIC_RULES: tuple[tuple[str, str, str], ...] = (
     ("AS103", "autosig.rules.as103_python_state", "PythonState"),
     ("AS104", "autosig.rules.as104_list_append", "ListAppendInLoop"),
     ("AS105", "autosig.rules.as105_tensor_to_python", "TensorToPython"),
-    ("AS106", "autosig.rules.as106_function_in_loop", "FunctionCreatedPerCall"),
+    ("AS106", "autosig.rules.as106.rule", "FunctionCreatedPerCall"),
     ("AS107", "autosig.rules.as107_no_signature", "NoSignature"),
 )
 """(code, module, class) of every static rule, in code order.

@@ -16,9 +16,9 @@ from typing import Any
 from autosig.errors import AutosigError
 from autosig.infer.observations import InferOptions
 from autosig.infer.plan import FunctionPlan, Plan
+from autosig.infer.planning import plan_fixes
 from autosig.profile.format import Profile
 from autosig.rewrite.engine import fix_text
-from autosig.rewrite.planning import plan_fixes
 from autosig.rules.registry import select_rules
 from autosig.source.config import load_config
 from autosig.source.files import read_source

@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from autosig.errors import AutosigError
-from autosig.infer.planner import Source
 from autosig.source.codes import VERIFY_CODES, expand_codes
 from autosig.source.config import Config, load_config
+from autosig.source.discover import Source
 from autosig.source.suppress import Suppressions
 
 VERIFY_CODE_NAMES: frozenset[str] = frozenset(entry.code for entry in VERIFY_CODES)

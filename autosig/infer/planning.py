@@ -10,12 +10,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
 
+from autosig.infer.build_first import with_builds
 from autosig.infer.observations import InferOptions
 from autosig.infer.plan import Plan
-from autosig.infer.planner import Source, infer_plan
+from autosig.infer.planner import infer_plan
 from autosig.profile.format import Profile
-from autosig.rewrite.build_first import with_builds
 from autosig.source.codes import selected_codes
+from autosig.source.discover import Source
 from autosig.source.suppress import Suppressions
 
 

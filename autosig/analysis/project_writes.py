@@ -7,7 +7,7 @@ writes are judged from its syntax tree; this looks at the rest of the project: e
 ``.py`` file under the nearest folder above the file holding ``pyproject.toml``,
 ``setup.py``, ``setup.cfg`` or ``.git`` (the file's own folder when none does), hidden
 folders, virtualenvs, ``__pycache__``/``site-packages``/``node_modules`` and the root's
-``build``/``dist`` left out, and linked folders not followed. Files are never imported: ``rules/attribute_writes`` reads
+``build``/``dist`` left out, and linked folders not followed. Files are never imported: ``analysis/attribute_writes`` reads
 their tokens, and only files whose text names the attribute (or may set any attribute)
 are tokenized.
 
@@ -24,8 +24,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from autosig.rules.attribute_writes import ANY, FileWrites, scan_writes
-from autosig.rules.context import RuleContext
+from autosig.analysis.attribute_writes import ANY, FileWrites, scan_writes
 
 MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
 """Files or folders that mark a project's root."""
@@ -148,25 +147,32 @@ class Elsewhere:
     unchecked: bool
 
 
-def changes_elsewhere(ctx: RuleContext, attribute: str) -> Elsewhere | None:
-    """Whether a file of the project other than ``ctx``'s may change ``attribute``
-    (None for text from stdin: no project to look in)."""
-    if ctx.project_modules is None:
-        return None
-    project, own = ProjectWrites.around(ctx.path)
-    places = project.writes(attribute, own)
-    place = places[0].describe(project.root) if places else None
-    return Elsewhere(place, not project.complete)
+@dataclass(frozen=True)
+class OtherFiles:
+    """The project's files other than one (the file a rule or a fix looks at), asked
+    what they may do; ``path`` None for text from stdin (no project to look in: every
+    answer is None). ``RuleContext.project_writes`` holds one per parsed file."""
 
+    path: str | None
 
-def copies_elsewhere(ctx: RuleContext) -> str | None:
-    """The first place in a file of the project other than ``ctx``'s that deep-copies or
-    pickles objects (None for none, or for text from stdin)."""
-    if ctx.project_modules is None:
-        return None
-    project, own = ProjectWrites.around(ctx.path)
-    places = project.copies(own)
-    return places[0].describe(project.root) if places else None
+    def changes(self, attribute: str) -> Elsewhere | None:
+        """Whether a file of the project other than this one may change ``attribute``
+        (None for text from stdin)."""
+        if self.path is None:
+            return None
+        project, own = ProjectWrites.around(self.path)
+        places = project.writes(attribute, own)
+        place = places[0].describe(project.root) if places else None
+        return Elsewhere(place, not project.complete)
+
+    def copies(self) -> str | None:
+        """The first place in a file of the project other than this one that deep-copies
+        or pickles objects (None for none, or for text from stdin)."""
+        if self.path is None:
+            return None
+        project, own = ProjectWrites.around(self.path)
+        places = project.copies(own)
+        return places[0].describe(project.root) if places else None
 
 
 @functools.lru_cache(maxsize=8)

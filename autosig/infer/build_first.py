@@ -5,8 +5,8 @@ variables (a Keras 3 optimizer makes its slots on the first ``apply_gradients``)
 profile shows it as two trace events of one tf.function object for the same call and
 the same signature, with no new object in the arguments (``autosig explain`` words
 it "traced again on the same call"). For such a function the plan ``fix`` applies
-(``rewrite.planning.plan_fixes``, shared by ``explain`` and ``verify``) says whether
-``autosig fix`` can build the optimizer first (``autosig.source.optimizer_build``) and
+(``infer.planning.plan_fixes``, shared by ``explain`` and ``verify``) says whether
+``autosig fix`` can build the optimizer first (``autosig.analysis.optimizer_build``) and
 why not otherwise. Pure: the profile's JSON and the parsed source, no TensorFlow.
 """
 
@@ -19,10 +19,10 @@ from collections.abc import Mapping
 
 from libcst.metadata import MetadataWrapper
 
+from autosig.analysis.optimizer_build import NoBuild, Tree, plan_optimizer_build
 from autosig.infer.plan import BuildFirst, FunctionPlan, Plan
-from autosig.infer.planner import Source
 from autosig.profile.format import FunctionRecord, Profile
-from autosig.source.optimizer_build import NoBuild, Tree, plan_optimizer_build
+from autosig.source.discover import Source
 
 KERAS3_SINCE = (2, 16)
 """TensorFlow from which ``tf.keras`` is Keras 3 (whose optimizers build lazily)."""

@@ -1,71 +1,14 @@
-"""AS106's fix for a tf.function a method creates on every call: create it once per instance.
-
-``predict`` defining ``@tf.function def step(x): ...`` (or calling
-``tf.function(self._step)``) makes a new tf.function object, and so a new trace, on
-every call. The fix keeps the first one on the instance and reuses it::
-
-    step = getattr(self, "_autosig_Predictor_predict_step", None)
-    if step is None:
-        @tf.function
-        def step(x): ...
-        self._autosig_Predictor_predict_step = step
-    return step(x)
-
-Each instance gets its own function (as a tf.function method would), created lazily,
-so ``__init__`` is not touched and a subclass that skips ``super().__init__()`` still
-works; the attribute name carries the class, the method and the function's name, so
-a subclass overriding the method keeps a cache of its own.
+"""Whether a tf.function cached on the instance still sees what each call's new one saw.
 
 The old code traced anew on every call, so each trace read the Python values the
-function reads *at that call*; the cached function reads them at its first trace
-only. The fix is offered only when the creation is a statement directly in the
-method's body (a decorated def, ``name = tf.function(...)``, or ``tf.function(...)(...)``
-called at once), the name it binds is bound once and only called, the class has no
-``__slots__`` and no ``__getattr__``/``__getattribute__``/``__setattr__``, the creation's
-options and the def's defaults and annotations (evaluated once now, at the first call)
-read nothing that varies and call nothing, and the traced function reads nothing of
-the method's own but ``self`` and (for a nested def) locals it can take as
-keyword-only parameters instead. It is *safe* when, besides:
-
-- what the trace reads from ``self`` (directly, or through the methods of the class it
-  calls) is only attributes assigned in ``__init__`` and nowhere else in the file (no
-  ``.attr = ``, ``del``, item store or mutating method call on them anywhere, no
-  ``setattr``), and ``self`` itself is not handed on;
-- the module-level names it reads are bound once (imports, defs, constants no function
-  rebinds or mutates);
-- the trace has no Python effects or changing values (``print``, Python/NumPy random,
-  time, stores into outside objects), draws no stateful TensorFlow random numbers (each
-  trace had a fresh random state), and creates no variables or Keras objects (each
-  call made new ones);
-- the class derives from nothing (or ``object``): the attributes of another base are
-  not visible here, and a ``tf.Module`` or Keras class tracks attributes, so
-  ``tf.saved_model.save`` would export the cached function too;
-- neither the class (``__copy__``, ``__getstate__``, ...) nor its module (``import copy``,
-  ``pickle``, ...) copies or pickles objects: a shallow copy of an instance shares the
-  cached function, which is bound to the original ``self``, and a deep copy or pickle
-  of an instance fails once it holds a tf.function (measured; a tf.function made in
-  ``__init__`` behaves the same);
-- its only decorator is the tf.function one, and no closed-over local of the method
-  had to become a parameter;
-- no other file of the project (``rules/project_writes``) writes an attribute of that
-  name outside an ``__init__`` of its own ``self``, sets attributes by computed name, or
-  deep-copies or pickles objects.
-
-Otherwise the fix is *unsafe* and says why. Code outside the project (and, for text
-read from stdin, outside the text) is assumed not to rebind the attributes the trace
-reads, and calls of outside objects (a Keras model) to compute the same graph for the
-same inputs, as AS106's loop hoist assumes.
-
-A nested def that reads other locals of the method (``scale`` below) gets them as
-keyword-only parameters, passed at each call (``step(x, scale=scale)``): a Python value
-is then part of the trace key, as it was of the closure's trace, but a NumPy array or
-tensor becomes a graph input instead of a constant, and 1, 1.0 and True share a trace
-(measured with TensorFlow 2.21), so that fix is always unsafe.
-
-One module, because the safety verdict and the edit are one judgement: which names the
-cached function reads, which attributes the class writes, and how the creation is
-spelled decide both whether the fix is offered (and how safe) and the exact code it
-writes; split, the edit would re-derive what the analysis found.
+function reads at that call; the function ``cache.py`` caches on the instance reads
+them at its first trace only. ``CachedTrace`` follows what the trace reads (through
+``self``, the methods of the class it calls, the module-level names and defs it reads)
+and records in a ``Verdict`` every reason it could differ: an attribute assigned outside
+``__init__`` (in this file or, ``analysis/project_writes``, another file of the
+project), a global rebound or mutated, Python effects or changing values, stateful
+random draws, variables or Keras objects created per trace, a base class, copies or
+pickles of instances. An empty verdict makes the fix safe.
 """
 
 from __future__ import annotations
@@ -74,12 +17,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import libcst as cst
-from libcst.metadata import GlobalScope, ImportAssignment, ScopeProvider
+from libcst.metadata import GlobalScope, ImportAssignment
 
-from autosig.infer.shape_use import shape_use
-from autosig.rules.context import RuleContext
-from autosig.rules.hoist import (
-    MUTATORS,
+from autosig.analysis.attribute_writes import MUTATORS
+from autosig.analysis.shape_reads import shape_use
+from autosig.rules.as106.hoist import (
     _assignments,
     _changes_state,
     _free_loads,
@@ -90,16 +32,10 @@ from autosig.rules.hoist import (
     _names_read,
     _path,
     _stores,
-    _unrecorded_bindings,
     _wrapped,
 )
-from autosig.rules.project_writes import changes_elsewhere, copies_elsewhere
+from autosig.rules.file_context import FileContext
 from autosig.source.discover import FunctionSite
-from autosig.source.metadata import iter_tree
-from autosig.source.sites import FixSafety
-
-CACHE_PREFIX = "_autosig_"
-"""Start of the attribute that holds a cached function (the rest names where it came from)."""
 
 SETUP_METHODS = frozenset({"__init__"})
 """Where an attribute may be assigned and still count as fixed for the instance."""
@@ -113,8 +49,6 @@ TF_CLASSES_PER_TRACE = frozenset(
 )
 """TensorFlow classes a trace may construct: graph values, not variables or Keras objects."""
 
-MAGIC_ATTRIBUTE_METHODS = frozenset({"__getattr__", "__getattribute__", "__setattr__"})
-
 COPY_METHODS = frozenset(
     {"__copy__", "__deepcopy__", "__getstate__", "__setstate__", "__reduce__", "__reduce_ex__"}
 )
@@ -124,17 +58,8 @@ a deep copy or pickle of one fails once it holds a tf.function: where the class 
 module copies or pickles, the fix is unsafe."""
 
 
-@dataclass(frozen=True)
-class CacheFix:
-    """The edits that cache one per-call creation on the instance, and how safe they are."""
-
-    edits: dict[cst.CSTNode, cst.CSTNode | cst.FlattenSentinel[cst.BaseStatement]]
-    safety: FixSafety
-    why_unsafe: tuple[str, ...] = ()
-
-
 @dataclass
-class _Form:
+class CreationForm:
     """Where and how the method creates the function."""
 
     statement: cst.BaseStatement
@@ -149,7 +74,7 @@ class _Form:
 
 
 @dataclass
-class _Verdict:
+class Verdict:
     """What the analysis found: reasons the fix is unsafe (empty: safe)."""
 
     unsafe: list[str] = field(default_factory=list)
@@ -159,103 +84,7 @@ class _Verdict:
             self.unsafe.append(reason)
 
 
-class CacheNames:
-    """Names the fixes of one pass made up, so two creations never share one."""
-
-    def __init__(self, ctx: RuleContext) -> None:
-        self.ctx = ctx
-        self.taken: set[str] = set()
-
-    def fresh(self, base: str, used: set[str] | None = None) -> str:
-        """``base``, or ``base_2``, ... : a name not in ``used`` (default: the file's text)."""
-        name, n = base, 2
-        while name in self.taken or (name in used if used is not None else name in self.ctx.text):
-            name, n = f"{base}_{n}", n + 1
-        self.taken.add(name)
-        return name
-
-
-def plan_cache(
-    ctx: RuleContext,
-    index: _Index,
-    names: CacheNames,
-    site: FunctionSite,
-    creation: cst.CSTNode,
-    method: cst.FunctionDef,
-) -> CacheFix | None:
-    """The fix caching ``creation`` (made on every call of ``method``), or None if none
-    keeps the program (a report only)."""
-    cls = ctx.enclosing_class(method)
-    if cls is None or method.asynchronous is not None or method.decorators:
-        return None
-    self_name = _self_parameter(method)
-    if self_name is None or _class_blocks_attributes(cls):
-        return None
-    form = _form(ctx, site, creation, method, names)
-    if form is None or ctx.parent(form.statement) is not method.body:
-        return None
-    if not _bound_once(ctx, index, form, method, self_name):
-        return None
-    verdict = _Verdict()
-    _judge_class(cls, verdict)
-    _judge_copies(ctx, cls, verdict)
-    _judge_project_copies(ctx, verdict)
-    analysis = _Analysis(ctx, index, cls, method, self_name, verdict)
-    closed = analysis.creation(form, site)
-    if closed is None:
-        return None
-    if closed and form.kind != "def":
-        return None  # a lambda or wrapped def closing over the method's locals: report
-    calls = _call_sites(ctx, index, form, method)
-    if calls is None:
-        return None
-    if closed:
-        verdict.add(
-            "passes " + ", ".join(f"`{n}`" for n in closed) + " as keyword arguments: "
-            "a NumPy array or tensor there becomes a graph input instead of a constant, "
-            "and Python numbers equal in value (1, 1.0, True) share a trace"
-        )
-    edits = _edits(ctx, form, method, cls, self_name, closed, calls, names)
-    safety: FixSafety = "unsafe" if verdict.unsafe else "safe"
-    return CacheFix(edits, safety, tuple(verdict.unsafe))
-
-
-# -- where the creation is ------------------------------------------------------------
-
-
-def _self_parameter(method: cst.FunctionDef) -> str | None:
-    params = method.params
-    first = (*params.posonly_params, *params.params)
-    return first[0].name.value if first else None
-
-
-def _class_blocks_attributes(cls: cst.ClassDef) -> bool:
-    """``__slots__``, attribute hooks or a frozen or slotted dataclass: setting the cache
-    may fail."""
-    for statement in cls.body.body:
-        if isinstance(statement, cst.FunctionDef) and (
-            statement.name.value in MAGIC_ATTRIBUTE_METHODS
-        ):
-            return True
-        if isinstance(statement, cst.SimpleStatementLine):
-            for small in statement.body:
-                targets = []
-                if isinstance(small, cst.Assign):
-                    targets = [t.target for t in small.targets]
-                elif isinstance(small, (cst.AnnAssign, cst.AugAssign)):
-                    targets = [small.target]
-                if any(isinstance(t, cst.Name) and t.value == "__slots__" for t in targets):
-                    return True
-    for decorator in cls.decorators:
-        expr = decorator.decorator
-        if isinstance(expr, cst.Call) and any(
-            a.keyword is not None and a.keyword.value in ("frozen", "slots") for a in expr.args
-        ):
-            return True
-    return False
-
-
-def _judge_class(cls: cst.ClassDef, verdict: _Verdict) -> None:
+def judge_class(cls: cst.ClassDef, verdict: Verdict) -> None:
     bases = [
         b for b in cls.bases if not (isinstance(b.value, cst.Name) and b.value.value == "object")
     ]
@@ -275,7 +104,7 @@ def _judge_class(cls: cst.ClassDef, verdict: _Verdict) -> None:
             verdict.add(f"`{cls.name.value}` has a class decorator, which may change its instances")
 
 
-def _judge_copies(ctx: RuleContext, cls: cst.ClassDef, verdict: _Verdict) -> None:
+def judge_copies(ctx: FileContext, cls: cst.ClassDef, verdict: Verdict) -> None:
     hooks = [
         s.name.value
         for s in cls.body.body
@@ -291,8 +120,8 @@ def _judge_copies(ctx: RuleContext, cls: cst.ClassDef, verdict: _Verdict) -> Non
         )
 
 
-def _judge_project_copies(ctx: RuleContext, verdict: _Verdict) -> None:
-    place = copies_elsewhere(ctx)
+def judge_project_copies(ctx: FileContext, verdict: Verdict) -> None:
+    place = ctx.project_writes.copies()
     if place is not None:
         verdict.add(
             f"{place} deep-copies or pickles objects: "
@@ -322,141 +151,26 @@ def _dotted_root(node: cst.BaseExpression) -> str:
     return node.value if isinstance(node, cst.Name) else ""
 
 
-def _form(
-    ctx: RuleContext,
-    site: FunctionSite,
-    creation: cst.CSTNode,
-    method: cst.FunctionDef,
-    names: CacheNames,
-) -> _Form | None:
-    if isinstance(creation, cst.Decorator):
-        function = site.function
-        if not isinstance(function, cst.FunctionDef):
-            return None
-        return _Form(function, function.name.value, "def", creation)
-    if not isinstance(creation, cst.Call):
-        return None
-    parent = ctx.parent(creation)
-    if isinstance(parent, cst.Assign) and parent.value is creation:
-        line = ctx.parent(parent)
-        target = parent.targets[0].target if len(parent.targets) == 1 else None
-        if (
-            isinstance(line, cst.SimpleStatementLine)
-            and len(line.body) == 1
-            and isinstance(target, cst.Name)
-        ):
-            return _Form(line, target.value, "assign", creation)
-        return None
-    if isinstance(parent, cst.Call) and parent.func is creation:
-        line = _plain_statement(ctx, parent, method)
-        if line is None:
-            return None
-        used = {n.value for n in _names_in(method)}
-        local = names.fresh(_local_base(_wrapped(creation)), used)
-        return _Form(line, local, "call", creation)
-    return None
-
-
-def _plain_statement(
-    ctx: RuleContext, node: cst.CSTNode, method: cst.FunctionDef
-) -> cst.SimpleStatementLine | None:
-    """The one-statement line directly in ``method``'s body that always evaluates ``node``
-    first among its calls' side effects (no lambda, comprehension, ``if`` expression or
-    short-circuit between them)."""
-    for ancestor in ctx.ancestors(node):
-        if isinstance(ancestor, cst.SimpleStatementLine):
-            ok = len(ancestor.body) == 1 and ctx.parent(ancestor) is method.body
-            return ancestor if ok else None
-        if isinstance(
-            ancestor,
-            (
-                cst.Lambda,
-                cst.IfExp,
-                cst.BooleanOperation,
-                cst.ListComp,
-                cst.SetComp,
-                cst.DictComp,
-                cst.GeneratorExp,
-                cst.Await,
-                cst.Yield,
-                cst.BaseCompoundStatement,
-            ),
-        ):
-            return None
-    return None
-
-
-def _local_base(wrapped: cst.BaseExpression | None) -> str:
-    if isinstance(wrapped, cst.Attribute):
-        stem = wrapped.attr.value.strip("_")
-    elif isinstance(wrapped, cst.Name):
-        stem = wrapped.value.strip("_")
-    else:
-        stem = ""
-    return f"{stem}_fn" if stem else "traced_fn"
-
-
-def _names_in(node: cst.CSTNode) -> Iterator[cst.Name]:
-    return (n for n in iter_tree(node) if isinstance(n, cst.Name))
-
-
-def _bound_once(
-    ctx: RuleContext, index: _Index, form: _Form, method: cst.FunctionDef, self_name: str
-) -> bool:
-    """The function's name and ``self`` have one binding each in the method."""
-    unrecorded = _unrecorded_bindings(index, method)
-    if form.name in unrecorded or self_name in unrecorded:
-        return False
-    scope = ctx.get_metadata(ScopeProvider, form.statement)
-    if scope is None:
-        return False
-    own = [a for a in scope[form.name] if getattr(a, "scope", None) is scope]
-    if form.kind == "call":
-        if own:
-            return False
-    elif len(own) != 1:
-        return False
-    selves = [a for a in scope[self_name] if getattr(a, "scope", None) is scope]
-    return len(selves) == 1 and isinstance(selves[0].node, cst.Param)
-
-
-def _call_sites(
-    ctx: RuleContext, index: _Index, form: _Form, method: cst.FunctionDef
-) -> list[cst.Call] | None:
-    """The calls of the function: every use of its name must be one (AS106 checked)."""
-    if form.kind == "call":
-        parent = ctx.parent(form.creation)
-        return [parent] if isinstance(parent, cst.Call) else None
-    calls = []
-    for name in index.find(method.body, cst.Name):
-        if name.value != form.name or not _is_load(ctx, name):
-            continue
-        parent = ctx.parent(name)
-        if isinstance(parent, cst.AssignTarget) and _inside(ctx, parent, form.statement):
-            continue  # name = tf.function(...)
-        if isinstance(parent, cst.Call) and parent.func is name:
-            if any(arg.star == "**" for arg in parent.args):
-                return None  # the keyword it would get might be in there
-            calls.append(parent)
-        elif not (isinstance(parent, cst.FunctionDef) and parent.name is name):
-            return None
-    return calls
+def self_parameter(method: cst.FunctionDef) -> str | None:
+    params = method.params
+    first = (*params.posonly_params, *params.params)
+    return first[0].name.value if first else None
 
 
 # -- what the trace reads ------------------------------------------------------------------
 
 
-class _Analysis:
+class CachedTrace:
     """What the cached function's traces read, and whether it can change between calls."""
 
     def __init__(
         self,
-        ctx: RuleContext,
+        ctx: FileContext,
         index: _Index,
         cls: cst.ClassDef,
         method: cst.FunctionDef,
         self_name: str,
-        verdict: _Verdict,
+        verdict: Verdict,
     ) -> None:
         self.ctx = ctx
         self.index = index
@@ -468,7 +182,7 @@ class _Analysis:
         self._seen: set[int] = set()
         self._writes: dict[str, list[cst.CSTNode]] | None = None
 
-    def creation(self, form: _Form, site: FunctionSite) -> list[str] | None:
+    def creation(self, form: CreationForm, site: FunctionSite) -> list[str] | None:
         """Judge the creation; the method's locals a nested def closes over (None: no fix)."""
         options = form.creation.decorator if isinstance(form.creation, cst.Decorator) else None
         if isinstance(options, cst.Call) and not self._options(options):
@@ -599,7 +313,7 @@ class _Analysis:
         if method.decorators:
             self.verdict.add(f"the trace calls the decorated method `{method.name.value}`")
             return
-        own = _self_parameter(method)
+        own = self_parameter(method)
         roots = {own or ""}
         for name in _free_loads(self.ctx, self.index, method):
             roots.add(name.value)
@@ -644,7 +358,7 @@ class _Analysis:
     def _elsewhere(self, attr: str) -> None:
         """``self.<attr>`` is set once in this file: the project's other files must not
         change it either (``predictor.threshold = 0.9`` in a training script)."""
-        found = changes_elsewhere(self.ctx, attr)
+        found = self.ctx.project_writes.changes(attr)
         if found is None:
             return  # text from stdin: no project to look in
         if found.place is not None:
@@ -770,21 +484,16 @@ def _is_name(node: cst.BaseExpression, value: str) -> bool:
     return isinstance(node, cst.Name) and node.value == value
 
 
-def _attribute_paths(index: _Index, node: cst.CSTNode, self_name: str) -> list[str]:
-    """``x`` for every ``<self>.x`` read in ``node``."""
-    return [a.attr.value for a in index.find(node, cst.Attribute) if _is_name(a.value, self_name)]
-
-
 def _stores_on_own_self(node: cst.CSTNode, function: cst.FunctionDef) -> bool:
     """A write in ``__init__`` that goes to its own ``self`` (not to another object)."""
-    own = _self_parameter(function)
+    own = self_parameter(function)
     root = node
     while isinstance(root, (cst.Attribute, cst.Subscript)):
         root = root.value
     return isinstance(root, cst.Name) and root.value == own
 
 
-def _attribute_writes(ctx: RuleContext, index: _Index) -> dict[str, list[cst.CSTNode]]:
+def _attribute_writes(ctx: FileContext, index: _Index) -> dict[str, list[cst.CSTNode]]:
     """Every attribute the file may change, by name: stores, deletions, item stores and
     mutating calls on an attribute path (``a.b.c = 1`` changes what ``.b`` and ``.c``
     lead to). ``"*"``: the file uses setattr/vars/__dict__ (any attribute)."""
@@ -822,99 +531,3 @@ def _write_targets(index: _Index, node: cst.CSTNode) -> Iterator[cst.BaseExpress
         yield deletion.target
     for walrus in index.find(node, cst.NamedExpr):
         yield walrus.target
-
-
-# -- the edits -------------------------------------------------------------------------------
-
-
-def _edits(
-    ctx: RuleContext,
-    form: _Form,
-    method: cst.FunctionDef,
-    cls: cst.ClassDef,
-    self_name: str,
-    closed: list[str],
-    calls: list[cst.Call],
-    names: CacheNames,
-) -> dict[cst.CSTNode, cst.CSTNode | cst.FlattenSentinel[cst.BaseStatement]]:
-    attribute = names.fresh(
-        f"{CACHE_PREFIX}{cls.name.value}_{method.name.value.strip('_')}_{form.name.strip('_')}"
-    )
-    config = ctx.module.config_for_parsing
-    local = form.name
-    lookup = cst.parse_statement(
-        f'{local} = getattr({self_name}, "{attribute}", None)\n', config=config
-    )
-    keep = cst.parse_statement(f"{self_name}.{attribute} = {local}\n", config=config)
-    statement = form.statement
-    edits: dict[cst.CSTNode, cst.CSTNode | cst.FlattenSentinel[cst.BaseStatement]] = {}
-    if form.kind == "def":
-        assert isinstance(statement, cst.FunctionDef)
-        inner_calls = [c for c in calls if _inside(ctx, c, statement)]
-        create: cst.BaseStatement = statement.visit(_AddKeywords(closed, inner_calls))  # type: ignore[assignment]
-        create = create.with_changes(params=_with_keyword_only(create.params, closed))  # type: ignore[attr-defined]
-        for call in calls:
-            if call not in inner_calls and closed:
-                edits[call] = _add_keywords(call, closed)
-        after = statement
-    elif form.kind == "assign":
-        create = statement
-        after = statement
-    else:
-        create = cst.parse_statement(f"{local} = placeholder\n", config=config)
-        assign = create.body[0]  # type: ignore[attr-defined]
-        create = create.with_changes(body=[assign.with_changes(value=form.creation)])  # type: ignore[attr-defined]
-        after = statement.deep_replace(form.creation, cst.Name(local))  # type: ignore[assignment]
-    leading = statement.leading_lines
-    create = create.with_changes(leading_lines=())  # type: ignore[attr-defined]
-    block = cst.If(
-        test=cst.parse_expression(f"{local} is None"),
-        body=cst.IndentedBlock(body=[create, keep]),
-    )
-    parts: list[cst.BaseStatement] = [lookup.with_changes(leading_lines=leading), block]  # type: ignore[list-item]
-    if form.kind == "call":
-        parts.append(after.with_changes(leading_lines=()))  # type: ignore[attr-defined]
-    edits[statement] = cst.FlattenSentinel(parts)
-    return edits
-
-
-def _with_keyword_only(params: cst.Parameters, names: list[str]) -> cst.Parameters:
-    if not names:
-        return params
-    star = params.star_arg
-    if not isinstance(star, (cst.Param, cst.ParamStar)):
-        star = cst.ParamStar()
-    extra = [cst.Param(cst.Name(n)) for n in names]
-    return params.with_changes(star_arg=star, kwonly_params=[*params.kwonly_params, *extra])
-
-
-def _add_keywords(call: cst.Call, names: list[str]) -> cst.Call:
-    args = list(call.args)
-    if args and isinstance(args[-1].comma, cst.Comma):
-        pass  # a trailing comma stays where it is: the new arguments follow it
-    extra = [
-        cst.Arg(
-            value=cst.Name(n),
-            keyword=cst.Name(n),
-            equal=cst.AssignEqual(
-                whitespace_before=cst.SimpleWhitespace(""),
-                whitespace_after=cst.SimpleWhitespace(""),
-            ),
-        )
-        for n in names
-    ]
-    return call.with_changes(args=[*args, *extra])
-
-
-class _AddKeywords(cst.CSTTransformer):
-    """Pass the closed-over locals to the calls inside the def (recursion)."""
-
-    def __init__(self, names: list[str], calls: list[cst.Call]) -> None:
-        super().__init__()
-        self.names = names
-        self.calls = {id(c) for c in calls}
-
-    def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.Call:
-        if id(original_node) in self.calls and self.names:
-            return _add_keywords(updated_node, self.names)
-        return updated_node

@@ -5,7 +5,8 @@ with any traced function whose input type accepts it; on a miss with
 ``reduce_retracing=True`` it traces the call's type widened, in insertion order, by
 every earlier traced type it has a common supertype with (shapes: equal dimensions
 kept, others None; another rank: unknown rank; another dtype or Python value: no
-supertype). Replaying that rule over the profile's call signatures, in the order they
+supertype; the shape rule is ``specs.shape_supertype``, the one inference plans with).
+Replaying that rule over the profile's call signatures, in the order they
 first appeared, gives the count without running anything; ``explain`` states it instead
 of guessing. Tests compare the replay with real TensorFlow.
 
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from autosig.infer.specs import shape_supertype
 from autosig.profile.describe_distributed import replicas_of
 from autosig.profile.format import TENSOR_KINDS, FunctionRecord, Value
 
@@ -70,7 +72,7 @@ def supertype(a: Type, b: Type) -> Type | None:
     if a[0] == "tensor":
         if a[1] != b[1]:
             return None
-        return ("tensor", a[1], _shape_supertype(a[2], b[2]))
+        return ("tensor", a[1], shape_supertype(a[2], b[2]))
     if a[0] == "python":
         return a if a == b else None
     if a[0] in ("seq", "replicas", "dict"):
@@ -84,12 +86,6 @@ def supertype(a: Type, b: Type) -> Type | None:
             items.append(s)
         return (*a[:-1], tuple(items))
     return None
-
-
-def _shape_supertype(a: tuple[Any, ...] | None, b: tuple[Any, ...] | None) -> Any:
-    if a is None or b is None or len(a) != len(b):
-        return None
-    return tuple(x if x == y else None for x, y in zip(a, b, strict=True))
 
 
 def accepts(general: Type, specific: Type) -> bool:

@@ -5,7 +5,7 @@ A step called as ``for x in D: step(x)`` (or ``step(next(iter(D)))``) with
 ``input_signature=[D.element_spec]`` only when every use of the step's name in the
 module is such a call, ``D`` is bound once, and that binding runs before the decorator
 (same block, earlier). This module answers those questions with libcst scopes; the
-planner (``autosig.infer.planner``) decides with them. Pure, no TensorFlow.
+planner (``autosig.infer.distributed_inputs``) decides with them. Pure, no TensorFlow.
 """
 
 from __future__ import annotations

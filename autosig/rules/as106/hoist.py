@@ -48,7 +48,8 @@ from typing import TypeVar
 import libcst as cst
 from libcst.metadata import Assignment, ImportAssignment, ScopeProvider
 
-from autosig.rules.context import LOOPS, RuleContext
+from autosig.analysis.attribute_writes import MUTATORS
+from autosig.rules.file_context import LOOPS, FileContext
 from autosig.source.metadata import children, iter_tree
 from autosig.source.sites import FixSafety
 
@@ -62,12 +63,6 @@ PURE_CALLS = frozenset(
 IMPURE_CALLS = frozenset({"builtins.print", "builtins.input", "builtins.open"})
 IMPURE_MODULES = ("random", "numpy.random", "time", "datetime", "os", "uuid", "secrets", "sys")
 """What a trace may not call for the hoist to be safe: I/O, and values that change."""
-
-MUTATORS = frozenset(
-    {"append", "extend", "insert", "pop", "remove", "clear", "update", "setdefault", "add"}
-    | {"discard", "popitem", "sort", "reverse", "write", "__setitem__", "__setattr__"}
-)
-"""Methods that change a Python container (or file) in place."""
 
 _READ_ONLY = (
     cst.Name,
@@ -146,7 +141,7 @@ class _Index:
         return [n for kind in kinds for n in by_kind.get(kind, ())]  # type: ignore[misc]
 
 
-def plan_hoists(ctx: RuleContext, creations: Sequence[cst.Call]) -> dict[int, Hoist]:
+def plan_hoists(ctx: FileContext, creations: Sequence[cst.Call]) -> dict[int, Hoist]:
     """How to move each creation (a ``tf.function(...)`` call) out of its loops, by id.
 
     Creations that cannot move are absent. All moves within one outermost loop are
@@ -174,14 +169,14 @@ def plan_hoists(ctx: RuleContext, creations: Sequence[cst.Call]) -> dict[int, Ho
     return hoists
 
 
-def _outermost(ctx: RuleContext, moves: list[_Move]) -> list[cst.For | cst.While]:
+def _outermost(ctx: FileContext, moves: list[_Move]) -> list[cst.For | cst.While]:
     """The moves' loops that lie in no other move's loop."""
     loops = [g.loop for g in moves]
     return [a for a in loops if not any(b is not a and _inside(ctx, a, b) for b in loops)]
 
 
 def _moved(
-    ctx: RuleContext, top: cst.For | cst.While, moves: list[_Move]
+    ctx: FileContext, top: cst.For | cst.While, moves: list[_Move]
 ) -> cst.FlattenSentinel[cst.BaseStatement]:
     """``top`` with each move's statement taken out and put right before its loop."""
     order = sorted(moves, key=lambda g: ctx.position(g.statement))
@@ -217,7 +212,7 @@ class _Mover(cst.CSTTransformer):
 
 
 def _creation_statement(
-    ctx: RuleContext, creation: cst.Call
+    ctx: FileContext, creation: cst.Call
 ) -> tuple[cst.SimpleStatementLine, cst.Name] | None:
     """``name = <creation>`` as the whole of a line directly in a loop body, and ``name``."""
     assign = ctx.parent(creation)
@@ -238,7 +233,7 @@ def _creation_statement(
 
 
 def _plan_move(
-    ctx: RuleContext,
+    ctx: FileContext,
     index: _Index,
     creation: cst.Call,
     statement: cst.SimpleStatementLine,
@@ -279,7 +274,7 @@ def _plan_move(
     return _Move(creation, statement, target, outermost, "safe" if safe else "unsafe")
 
 
-def _names_read(ctx: RuleContext, index: _Index, creation: cst.Call) -> list[cst.Name] | None:
+def _names_read(ctx: FileContext, index: _Index, creation: cst.Call) -> list[cst.Name] | None:
     """Every name the creation reads, or None if it does more than read (a call)."""
     names: list[cst.Name] = []
     stack: list[cst.CSTNode] = [creation]
@@ -301,11 +296,11 @@ def _names_read(ctx: RuleContext, index: _Index, creation: cst.Call) -> list[cst
     return names
 
 
-def _pure_call(ctx: RuleContext, call: cst.Call) -> bool:
+def _pure_call(ctx: FileContext, call: cst.Call) -> bool:
     return bool(ctx.qualified_names(call.func) & PURE_CALLS)
 
 
-def _is_load(ctx: RuleContext, name: cst.Name) -> bool:
+def _is_load(ctx: FileContext, name: cst.Name) -> bool:
     """A name that is read (not an attribute, keyword or parameter name)."""
     parent = ctx.parent(name)
     if isinstance(parent, cst.Attribute) and parent.attr is name:
@@ -316,7 +311,7 @@ def _is_load(ctx: RuleContext, name: cst.Name) -> bool:
 
 
 def _free_loads(
-    ctx: RuleContext, index: _Index, function: cst.FunctionDef | cst.Lambda
+    ctx: FileContext, index: _Index, function: cst.FunctionDef | cst.Lambda
 ) -> list[cst.Name]:
     """Names ``function``'s body reads that are bound outside it (or not at all: builtins)."""
     free = []
@@ -329,18 +324,18 @@ def _free_loads(
     return free
 
 
-def _inside(ctx: RuleContext, node: cst.CSTNode, container: cst.CSTNode) -> bool:
+def _inside(ctx: FileContext, node: cst.CSTNode, container: cst.CSTNode) -> bool:
     return node is container or any(a is container for a in ctx.ancestors(node))
 
 
-def _assignments(ctx: RuleContext, name: cst.Name) -> list[Assignment] | None:
+def _assignments(ctx: FileContext, name: cst.Name) -> list[Assignment] | None:
     scope = ctx.get_metadata(ScopeProvider, name)
     if scope is None:
         return None
     return [a for a in scope[name.value] if isinstance(a, Assignment)]
 
 
-def _from_elsewhere(ctx: RuleContext, assignment: Assignment) -> bool:
+def _from_elsewhere(ctx: FileContext, assignment: Assignment) -> bool:
     """Made by another function through ``global``/``nonlocal`` (it may run any time)."""
     return ctx.get_metadata(ScopeProvider, assignment.node) is not assignment.scope
 
@@ -352,7 +347,7 @@ class _Leave:
     ``moved``: ids of the target names of creations that move out of ``loop`` with it.
     """
 
-    ctx: RuleContext
+    ctx: FileContext
     index: _Index
     loop: cst.For | cst.While
     target: cst.Name
@@ -403,7 +398,7 @@ class _Leave:
         return True
 
 
-def _enclosing_loops(ctx: RuleContext, node: cst.CSTNode) -> Iterator[cst.For | cst.While]:
+def _enclosing_loops(ctx: FileContext, node: cst.CSTNode) -> Iterator[cst.For | cst.While]:
     loop = ctx.enclosing_loop(node)
     while loop is not None:
         yield loop
@@ -494,7 +489,7 @@ def _wrapped(creation: cst.Call) -> cst.BaseExpression | None:
 
 
 def _function(
-    ctx: RuleContext, node: cst.BaseExpression | None
+    ctx: FileContext, node: cst.BaseExpression | None
 ) -> cst.FunctionDef | cst.Lambda | None:
     """The lambda, or the def bound once to the name, that ``node`` is."""
     if isinstance(node, cst.Lambda):
@@ -509,7 +504,7 @@ def _function(
 
 
 def _traced_functions(
-    ctx: RuleContext, index: _Index, function: cst.FunctionDef | cst.Lambda
+    ctx: FileContext, index: _Index, function: cst.FunctionDef | cst.Lambda
 ) -> list[cst.FunctionDef | cst.Lambda]:
     """``function`` and every def of this file it reaches through free names."""
     found: list[cst.FunctionDef | cst.Lambda] = [function]
@@ -524,7 +519,7 @@ def _traced_functions(
 
 
 def _trace_is_fixed(
-    ctx: RuleContext,
+    ctx: FileContext,
     index: _Index,
     traced: list[cst.FunctionDef | cst.Lambda],
     free: list[cst.Name],
@@ -561,7 +556,7 @@ def _trace_is_fixed(
 
 
 def _changes_state(
-    ctx: RuleContext, index: _Index, function: cst.FunctionDef | cst.Lambda, roots: set[str]
+    ctx: FileContext, index: _Index, function: cst.FunctionDef | cst.Lambda, roots: set[str]
 ) -> bool:
     """Whether running ``function`` may change a value reached from ``roots``."""
     if index.find(function, cst.Global, cst.Nonlocal):
@@ -571,7 +566,7 @@ def _changes_state(
     return any(_impure(ctx, call, roots) for call in index.find(function, cst.Call))
 
 
-def _impure(ctx: RuleContext, call: cst.Call, roots: set[str]) -> bool:
+def _impure(ctx: FileContext, call: cst.Call, roots: set[str]) -> bool:
     names = ctx.qualified_names(call.func)
     if names & IMPURE_CALLS:
         return True
@@ -585,7 +580,7 @@ def _impure(ctx: RuleContext, call: cst.Call, roots: set[str]) -> bool:
     )
 
 
-def _is_object(ctx: RuleContext, name: cst.Name) -> bool:
+def _is_object(ctx: FileContext, name: cst.Name) -> bool:
     """A name bound to a value (not a module, def or builtin) that code may mutate."""
     assignments = _assignments(ctx, name) or []
     return any(

@@ -1,6 +1,6 @@
 """Which attributes a Python file may change, by name, found from its tokens alone.
 
-``rules/project_writes`` runs this over the project's other files for AS106's
+``analysis/project_writes`` runs this over the project's other files for AS106's
 per-instance cache, so it must never miss a write it could see: it over-reports (a
 write to another object's attribute of the same name counts) rather than under-reports.
 Found, per statement, including one-line bodies of compound statements:
@@ -35,7 +35,11 @@ import tokenize
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from autosig.rules.hoist import MUTATORS
+MUTATORS = frozenset(
+    {"append", "extend", "insert", "pop", "remove", "clear", "update", "setdefault", "add"}
+    | {"discard", "popitem", "sort", "reverse", "write", "__setitem__", "__setattr__"}
+)
+"""Methods that change a Python container (or file) in place."""
 
 ANY = "*"
 """The attribute name under which writes that may set any attribute are kept."""

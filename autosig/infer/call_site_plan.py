@@ -1,0 +1,97 @@
+"""The call-site plan: callers pass ``tf.constant(value, dtype)`` where no signature can.
+
+A function with an object among its arguments (a Keras model, a callable) gets no
+input_signature, and every new value of a Python int, float or string argument is a new
+trace (explain(model, images, class_index) called once per class). Where the
+Python-value analysis found that the function's code uses such a parameter only where a
+tensor works the same (decide_python_params left it a scalar spec), its callers can pass
+tf.constant(value, dtype) instead: one trace for every value. Offered only where it
+removes traces (not when each retrace brings a new object) and only for the call sites
+the profile recorded in editable files; rewrite/call_sites.py makes the edits.
+"""
+
+from __future__ import annotations
+
+from autosig.infer.observations import ParamResult
+from autosig.infer.plan import Action, CallSitePlan, TensorizedParam, constant_text, sites_text
+from autosig.profile.format import FunctionRecord
+from autosig.text import plural
+
+POSITIONAL_KINDS = ("POSITIONAL_ONLY", "POSITIONAL_OR_KEYWORD")
+
+
+def plan_call_sites(
+    record: FunctionRecord, results: list[ParamResult], action: Action
+) -> tuple[CallSitePlan | None, list[str]]:
+    """The call-site plan of a function that gets no signature, and the reasons said.
+
+    ``results`` are the parameters after ``decide_python_params`` decided which Python
+    values may become tensors; ``action`` is the decorator decision (a signature makes
+    call sites moot). Returns (None, []) where call sites are not the remedy at all, and (None,
+    [why]) where they would be but cannot be used.
+    """
+    if action == "signature":
+        return None, []
+    objects = [r for r in results if r.blocker is not None and r.leaf.object_type is not None]
+    if not objects:
+        return None, []
+    scalars = [r for r in results if _tensorizable(r)]
+    if not scalars:
+        return None, []
+    names = ", ".join(f"`{r.info.name}`" for r in scalars)
+    if record.trace_events[1:] and all(e.new_objects for e in record.trace_events[1:]):
+        return None, [
+            f"passing {names} as tensors at the call sites would not help: every retrace "
+            "came with a new object (pass the same object each call)"
+        ]
+    sites = tuple(s for s in record.call_sites if s.editable and s.path is not None)
+    if not sites:
+        why = (
+            "the profile has no call sites (recorded by an older autosig: re-run autosig profile)"
+            if not record.call_sites and not record.call_sites_dropped
+            else "none of its recorded call sites is in the project's own code"
+        )
+        return None, [f"{names} could be passed as tensors at the call sites, but {why}"]
+    params = tuple(_tensorized_param(record, r) for r in scalars)
+    unrecorded = sum(s.calls for s in record.call_sites if s not in sites)
+    plan = CallSitePlan(
+        callee=_callee_name(record.qualname),
+        params=params,
+        sites=sites,
+        unrecorded=unrecorded + record.call_sites_dropped,
+    )
+    return plan, [describe_call_sites(plan, objects[0].info.name)]
+
+
+def _tensorizable(r: ParamResult) -> bool:
+    """A varying Python number/string the Python-value analysis found safe as a tensor."""
+    python = r.leaf.python
+    return (
+        python is not None
+        and python.varied
+        and r.blocker is None
+        and r.spec is not None
+        and r.info.kind in POSITIONAL_KINDS
+    )
+
+
+def _tensorized_param(record: FunctionRecord, r: ParamResult) -> TensorizedParam:
+    positional = [p.name for p in record.params if p.kind in POSITIONAL_KINDS]
+    index = positional.index(r.info.name) if r.info.name in positional else None
+    assert r.leaf.python is not None
+    return TensorizedParam(r.info.name, index, r.leaf.python.dtype, r.leaf.python.describe())
+
+
+def _callee_name(qualname: str) -> str | None:
+    name = qualname.rsplit(".", 1)[-1]
+    return None if name == "__call__" or name.startswith("<") else name
+
+
+def describe_call_sites(plan: CallSitePlan, blocking: str) -> str:
+    """One reason line: what the call sites get and why the function gets no signature."""
+    wraps = ", ".join(constant_text(p.name, p.dtype) for p in plan.params)
+    return (
+        f"call sites pass {wraps} ({plural(len(plan.sites), 'call site')}, "
+        f"{sites_text(plan.sites)}): `{blocking}` keeps an input_signature out, and the "
+        "code uses these values only as tensors, so every value shares one trace"
+    )

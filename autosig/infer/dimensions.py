@@ -1,0 +1,289 @@
+"""Which dimensions a signature may leave free (None), and which it must keep fixed.
+
+One that varied between the profiled calls is None unless the code reads it statically
+(then neither a signature nor ``reduce_retracing`` is safe, and the plan says why). One
+that never varied is at risk when a later call could bring another size the original
+handled (the batch dimension, any dimension of a method's argument, any dimension seen
+in only a few calls): it is freed only when the shape-use analysis
+(``analysis/shape_reads.py``) finds no static read of it, or when the read can become
+``tf.shape(x)[i]`` (``shape_rewrites.py``); else it is kept fixed and the fix is
+*unsafe*, with the evidence. A read that steers Python control flow forbids any free
+dimension.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from autosig.analysis.shape_reads import ShapeRead, ShapeUse, autograph_enabled, shape_use
+from autosig.infer.observations import ParamResult
+from autosig.infer.plan import Blocker, ShapeRewrite
+from autosig.infer.shape_rewrites import choose_rewrites
+from autosig.infer.specs import (
+    DictNode,
+    ListNode,
+    RaggedSpecNode,
+    Shape,
+    SparseSpecNode,
+    SpecNode,
+    TensorSpecNode,
+    TupleNode,
+)
+from autosig.profile.describe_distributed import replicas_of
+from autosig.profile.format import TENSOR_KINDS, FunctionRecord, Value
+from autosig.source.discover import FunctionSite, Source
+from autosig.source.project_modules import ModuleResolver
+from autosig.text import plural
+
+MIN_CALLS = 8
+"""Fewer calls than this do not show that a dimension is constant."""
+
+
+AUTO = "auto"
+
+
+RANDOM_REASON = (
+    "it draws stateful random numbers ({draws}): each trace keeps its own random state, "
+    "so tracing fewer times changes the numbers drawn (tf.random.stateless_* and "
+    "tf.random.Generator are unaffected)"
+)
+
+
+@dataclass
+class ShapeDecision:
+    """What the shape-use analysis allows for one function."""
+
+    use: ShapeUse
+    blockers: list[Blocker] = field(default_factory=list)
+    """Why no relaxed trace at all (neither a signature nor reduce_retracing)."""
+    warnings: list[str] = field(default_factory=list)
+    """Dimensions kept fixed without proof: the signature is an unsafe fix."""
+    relaxed: list[str] = field(default_factory=list)
+    """Dimensions freed because no static read of them was found (for the evidence)."""
+    random_reason: str | None = None
+    shape_varies: bool = False
+    """Some tensor dimension (or rank) varied between the profiled calls."""
+    rewrites: list[ShapeRewrite] = field(default_factory=list)
+    """Static reads rewritten to ``tf.shape()`` so their dimension can be None."""
+
+    @property
+    def reduce_retracing_blockers(self) -> list[str]:
+        """Definite static reads: reduce_retracing would relax those dimensions too."""
+        out = [b.reason for b in self.blockers]
+        for reads in self.use.reads.values():
+            definite = [read for read in reads if read.definite]
+            if definite:
+                out.append(definite[0].against_reduce_retracing())
+        return out
+
+
+def _tensor_shapes(value: Value, path: str = "") -> Iterator[tuple[str, Any]]:
+    """(where in the argument, shape) of every tensor inside one recorded value."""
+    kind = value.get("kind")
+    if kind in TENSOR_KINDS:
+        shape = value.get("shape")
+        yield path, None if shape is None else tuple(shape)
+    for index, replica in enumerate(replicas_of(value) or ()):
+        yield from _tensor_shapes(replica, f"{path}(replica {index})")
+    items = value.get("items")
+    if isinstance(items, dict):
+        for key, item in items.items():
+            yield from _tensor_shapes(item, f"{path}[{key!r}]")
+    elif isinstance(items, list):
+        for index, item in enumerate(items):
+            yield from _tensor_shapes(item, f"{path}[{index}]")
+
+
+def tensor_shapes(record: FunctionRecord) -> dict[str, dict[str, set[Any]]]:
+    """Parameter -> place inside it -> the shapes seen there, over every call signature."""
+    out: dict[str, dict[str, set[Any]]] = {}
+    for signature in record.signatures:
+        for name, value in signature.args.items():
+            for path, shape in _tensor_shapes(value):
+                out.setdefault(name, {}).setdefault(path, set()).add(shape)
+    return out
+
+
+def decide_shapes(
+    source: Source,
+    site: FunctionSite,
+    record: FunctionRecord,
+    results: list[ParamResult],
+    policies: dict[str, str],
+    modules: ModuleResolver | None = None,
+) -> ShapeDecision:
+    """Apply the shape policy to every tensor parameter's spec (``results`` are updated).
+
+    ``policies`` maps a parameter to its relax policy (``auto``, ``none``, ``batch``,
+    ``all``); specs arrive relaxed by ``batch``/``all`` already and unrelaxed for
+    ``auto``/``none``.
+    """
+    shapes = tensor_shapes(record)
+    carriers = [r for r in results if r.info.name in shapes]
+    tensors = [r for r in carriers if r.spec is not None and r.leaf.python is None]
+    ranks: dict[str, int | None] = {}
+    for r in carriers:
+        seen = shapes[r.info.name].get("", set())
+        lengths = {None if s is None else len(s) for s in seen}
+        if len(lengths) == 1 and None not in lengths and len(shapes[r.info.name]) == 1:
+            ranks[r.info.name] = lengths.pop()
+    assert source.wrapper is not None and site.function is not None
+    names = [r.info.name for r in carriers]
+    autograph = autograph_enabled(site.site.decorator_args)
+    structures = [n for n in names if _always_container(record, n)]
+    use = shape_use(source.wrapper, site.function, names, ranks, autograph, modules, structures)
+    few_calls = record.calls < MIN_CALLS
+    to_free, varying, dense = _wanted_free(tensors, policies, site, few_calls)
+    if site.decorator is None:
+        to_free = set()  # tf.function(f): f stays a Python function others may call as is
+    dynamic = choose_rewrites(
+        source.wrapper,
+        site.function,
+        use,
+        to_free,
+        varying,
+        dense,
+        autograph=autograph,
+        modules=modules,
+    )
+    use = dynamic.without_rewritten(use)
+    decision = ShapeDecision(use=use, rewrites=dynamic.rewrites)
+    decision.shape_varies = any(
+        len(seen) > 1 for places in shapes.values() for seen in places.values()
+    )
+    if use.random_draws:
+        draws = ", ".join(d.describe() for d in use.random_draws[:2])
+        decision.random_reason = RANDOM_REASON.format(draws=draws)
+    control = use.control()
+    for r in tensors:
+        assert r.spec is not None
+        name = r.info.name
+        reads = use.reads.get(name, [])
+        nested = not isinstance(r.spec, (TensorSpecNode, RaggedSpecNode, SparseSpecNode))
+        policy = policies.get(name, AUTO)
+        new_leaves: dict[int, Shape] = {}
+        for index, leaf in enumerate(_leaves(r.spec)):
+            shape = leaf.shape
+            definite = [x for x in reads if x.definite]
+            if shape is None:
+                if definite or control:
+                    decision.blockers.append(_conflict(name, name, None, (definite or control)[0]))
+                continue
+            new_shape = list(shape)
+            for dim, size in enumerate(shape):
+                dim_reads = [x for x in reads if nested or x.reads_dim(dim)]
+                hard = [x for x in dim_reads if x.definite]
+                label = _dim_label(name, dim, nested)
+                if size is None:
+                    if hard or control:
+                        decision.blockers.append(_conflict(name, label, dim, (hard or control)[0]))
+                    continue
+                if policy != AUTO:
+                    if _at_risk(dim, site, few_calls):
+                        why = f"relax={policy} keeps it fixed"
+                        decision.warnings.append(_pinned(label, size, record.calls, why))
+                    continue
+                if not _at_risk(dim, site, few_calls):
+                    continue
+                blocking = dim_reads or control
+                if blocking:
+                    decision.warnings.append(
+                        _pinned(label, size, record.calls, blocking[0].describe())
+                    )
+                    continue
+                new_shape[dim] = None
+                decision.relaxed.append(label)
+            if tuple(new_shape) != tuple(shape):
+                new_leaves[index] = tuple(new_shape)
+        if new_leaves:
+            r.spec = _replace_leaves(r.spec, new_leaves)
+    return decision
+
+
+TensorLeaf = TensorSpecNode | RaggedSpecNode | SparseSpecNode
+
+
+def _always_container(record: FunctionRecord, name: str) -> bool:
+    """``name`` was a tuple, list or dict in every recorded call."""
+    kinds = {s.args[name].get("kind") for s in record.signatures if name in s.args}
+    return bool(kinds) and kinds <= {"tuple", "list", "dict", "namedtuple"}
+
+
+def _leaves(spec: SpecNode) -> Iterator[TensorLeaf]:
+    if isinstance(spec, (TensorSpecNode, RaggedSpecNode, SparseSpecNode)):
+        yield spec
+    elif isinstance(spec, (TupleNode, ListNode)):
+        for item in spec.items:
+            yield from _leaves(item)
+    elif isinstance(spec, DictNode):
+        for _, item in spec.items:
+            yield from _leaves(item)
+
+
+def _replace_leaves(spec: SpecNode, shapes: dict[int, Shape]) -> SpecNode:
+    counter = iter(range(1_000_000))
+
+    def walk(node: SpecNode) -> SpecNode:
+        if isinstance(node, (TensorSpecNode, RaggedSpecNode, SparseSpecNode)):
+            index = next(counter)
+            return dataclasses.replace(node, shape=shapes[index]) if index in shapes else node
+        if isinstance(node, TupleNode):
+            return TupleNode(tuple(walk(i) for i in node.items))
+        if isinstance(node, ListNode):
+            return ListNode(tuple(walk(i) for i in node.items))
+        if isinstance(node, DictNode):
+            return DictNode(tuple((k, walk(v)) for k, v in node.items))
+        return node
+
+    return walk(spec)
+
+
+def _wanted_free(
+    tensors: list[ParamResult], policies: dict[str, str], site: FunctionSite, few_calls: bool
+) -> tuple[set[tuple[str, int]], set[tuple[str, int]], dict[str, int | None]]:
+    """(dimensions the policy wants None, those that varied, plain tensors -> rank)."""
+    to_free: set[tuple[str, int]] = set()
+    varying: set[tuple[str, int]] = set()
+    dense: dict[str, int | None] = {}
+    for r in tensors:
+        spec = r.spec
+        if not isinstance(spec, TensorSpecNode) or spec.shape is None:
+            continue
+        name = r.info.name
+        dense[name] = len(spec.shape)
+        auto = policies.get(name, AUTO) == AUTO
+        for dim, size in enumerate(spec.shape):
+            if size is None:
+                varying.add((name, dim))
+                to_free.add((name, dim))
+            elif auto and _at_risk(dim, site, few_calls):
+                to_free.add((name, dim))
+    return to_free, varying, dense
+
+
+def _at_risk(dim: int, site: FunctionSite, few_calls: bool) -> bool:
+    return dim == 0 or site.site.is_method or few_calls
+
+
+def _dim_label(name: str, dim: int, nested: bool) -> str:
+    return f"`{name}` (a dimension {dim} inside it)" if nested else f"`{name}` dimension {dim}"
+
+
+def _conflict(name: str, label: str, dim: int | None, read: ShapeRead) -> Blocker:
+    """Why parameter ``name`` (at ``label``) can have neither a relaxed nor a fixed shape."""
+    what = "its rank varies" if dim is None else "it varies between calls"
+    predicate = (
+        f"{what}, but {read.describe()}: a relaxed trace would make it None "
+        "(no signature and no reduce_retracing; compute it with tf.shape() instead)"
+    )
+    return Blocker(name, "shape_read", f"{label}: {predicate}", predicate)
+
+
+def _pinned(label: str, size: int, calls: int, why: str) -> str:
+    return (
+        f"{label} seen only as {size} in {plural(calls, 'call')} and kept fixed ({why}): "
+        "the signature rejects other sizes the original accepts"
+    )

@@ -1,0 +1,159 @@
+"""What autosig reports about a profiled function: its AS2xx findings, or library advice.
+
+An editable function's findings say why it retraced (AS201, with the cause that varied
+most), which Python numbers varied and what the plan does with them (AS202), and what
+the observations found (AS203, AS204); ``# autosig: ignore`` comments are honoured.
+Keras ``train_step`` and the like are not editable: the same per-parameter analysis
+runs, but its result is advice on what the caller can change, shown with AS201.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+
+from autosig.infer.observations import (
+    ONCE_REASON,
+    InferOptions,
+    ParamResult,
+    analyze_param,
+    has_numpy_float64,
+)
+from autosig.infer.plan import Action, FunctionPlan, ParamPlan
+from autosig.profile.format import FunctionRecord
+from autosig.source.discover import FunctionSite, Source
+from autosig.source.sites import Finding
+from autosig.source.suppress import Suppressions
+from autosig.text import plural
+
+
+def function_findings(
+    record: FunctionRecord,
+    site: FunctionSite,
+    source: Source,
+    results: list[ParamResult],
+    action: Action,
+    reasons: list[str],
+    tensorized: Collection[str] = (),
+) -> list[Finding]:
+    """The findings of an editable function whose plan is ``action`` for ``reasons``.
+
+    ``tensorized``: parameters its call sites will pass as tensors (a call-site plan).
+    """
+    path = record.path or ""
+    line, col = site.site.line, site.site.col
+    fixable = action in ("signature", "reduce_retracing") or bool(tensorized)
+    out: list[Finding] = []
+
+    def add(code: str, message: str, can_fix: bool = fixable) -> None:
+        out.append(
+            Finding(
+                path=path,
+                line=line,
+                col=col,
+                code=code,
+                message=message,
+                function=record.qualname,
+                fixable=can_fix,
+                fix_safety="safe" if can_fix else "none",
+            )
+        )
+
+    if record.traces > 1:
+        add("AS201", retrace_message(record, main_cause(results) or reasons[0]))
+    for r in results:
+        python = r.leaf.python
+        if python is not None and python.varied:
+            message = (
+                f"Python {python.type_name} argument `{r.info.name}` takes "
+                f"{python.values_text()}: every new value is a new trace"
+            )
+            if r.spec is not None and action == "signature":
+                message += f"; planned as tf.TensorSpec([], tf.{python.dtype})"
+            elif r.info.name in tensorized:
+                message += (
+                    f"; planned as tf.constant({r.info.name}, tf.{python.dtype}) at its call sites"
+                )
+            elif r.python_uses:
+                message += f"; kept as a Python value: {r.python_uses[0].describe()}"
+            add("AS202", message)
+        for code, text in r.leaf.findings:
+            if code == "AS204" and r.leaf.object_type is not None:
+                count = record.object_instances.get(r.info.name)
+                if count:
+                    text += f", {plural(count, 'distinct instance')}: each new one is a new trace"
+            add(code, text)
+    return _unsuppressed(out, source, site)
+
+
+def retrace_message(record: FunctionRecord, cause: str) -> str:
+    """AS201's message: ``5 traces for 12 calls; main cause: ...``."""
+    return f"{record.traces} traces for {plural(record.calls, 'call')}; main cause: {cause}"
+
+
+def _unsuppressed(findings: list[Finding], source: Source, site: FunctionSite) -> list[Finding]:
+    assert source.wrapper is not None
+    suppressions = Suppressions.from_module(source.wrapper.module, source.text)
+    lines = source.site_lines(site)
+    return [f for f in findings if not suppressions.is_suppressed(f.code, lines)]
+
+
+def main_cause(results: list[ParamResult]) -> str | None:
+    """The cause of the parameter that took the most distinct forms (None: no cause known)."""
+    causes = [(r.leaf.variety, r.leaf.cause) for r in results if r.leaf.cause]
+    if not causes:
+        return None
+    causes.sort(key=lambda c: -c[0])
+    text = str(causes[0][1])
+    if len(causes) > 1:
+        text += f" (and {len(causes) - 1} more)"
+    return text
+
+
+def library_plan(record: FunctionRecord, options: InferOptions) -> FunctionPlan:
+    """Library code cannot be edited: say what the caller can change instead."""
+    results = [analyze_param(record, info, options) for info in record.params]
+    advice: list[str] = []
+    for r in results:
+        if 0 in r.leaf.dims:
+            advice.append(
+                "feed one batch size: dataset.batch(n, drop_remainder=True) with a single n, "
+                "or drop_remainder=False so the batch dimension is None"
+            )
+        if r.leaf.rank_varies or r.leaf.dims - {0}:
+            advice.append("pad inputs to fixed shapes (padded_batch or bucketing)")
+        for code, _ in r.leaf.findings:
+            if code == "AS203":
+                advice.append("cast inputs to one dtype (float32) before passing them")
+        if r.leaf.python is not None and r.leaf.python.varied:
+            advice.append(f"pass `{r.info.name}` as a tensor instead of a Python number")
+        if has_numpy_float64(record, r.info.name):
+            advice.append("cast inputs to float32 (NumPy float64 arrays become float64 graphs)")
+    if record.traces <= max(1, record.instances):
+        advice = [ONCE_REASON]
+    advice = list(dict.fromkeys(advice)) or ["nothing autosig can change in library code"]
+    where = f"{record.path}:{record.line}" if record.path else record.qualname
+    reason = f"library function ({where}), not editable: " + "; ".join(advice)
+    findings: list[Finding] = []
+    if record.traces > 1:
+        cause = main_cause(results) or "see autosig explain"
+        findings.append(
+            Finding(
+                path=record.path or "<library>",
+                line=record.line,
+                col=1,
+                code="AS201",
+                message=f"{retrace_message(record, cause)}; {'; '.join(advice)}",
+                function=record.qualname,
+            )
+        )
+    return FunctionPlan(
+        path=record.path or "",
+        qualname=record.qualname,
+        line=record.line,
+        action="none",
+        params=tuple(ParamPlan(r.info.name, None, r.evidence) for r in results),
+        reasons=(reason,),
+        findings=tuple(findings),
+        calls=record.calls,
+        traces=record.traces,
+    )

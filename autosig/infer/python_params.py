@@ -1,0 +1,181 @@
+"""Which Python numbers (and strings) a signature takes as scalar tensors.
+
+A Python int the code uses as a range bound, a shape or an index must stay a Python
+value; one it only feeds to TensorFlow ops takes a ``TensorSpec([], dtype)`` with the
+dtype the ops need: int64 for a summary step or where Python arithmetic on it may leave
+int32 range (``step * 1000003``: an int32 tensor wraps around, a Python int does not).
+
+A string parameter that is also returned: a ``tf.string`` spec only as an unsafe fix.
+
+A path string used only by TensorFlow ops (``tf.io.write_file(path, ...)``) takes a
+``tf.TensorSpec([], tf.string)`` safely. When the function also returns it, callers
+get a scalar ``bytes`` tensor where they got a ``str``: their comparisons, formatting
+and ``os.path`` calls change. That is still what most users want (one trace instead of
+one per path), so it is offered as an unsafe fix whose warning says exactly that.
+
+Python-value parameters the analysis cannot decide, and what ``fix --verify`` does.
+
+Most uses that keep a parameter a Python value are certain (``range(n)``, an f-string,
+``axis=n``). Some are not: a call autosig cannot follow, an argument it does not know,
+an index into something it cannot tell from a tensor. A wrong guess there fails loudly
+or changes outputs, both of which verification sees. So ``fix --verify
+--unsafe-fixes`` tries such a parameter as a scalar tensor and keeps it only when the
+rewritten program verifies on the profiled calls; without them the report says that
+they could settle it. The fix is unsafe: the profiled calls are evidence, not a proof
+that every other value the original accepts behaves the same (``mylib.pick(x, k)``
+may branch on ``k`` in a way no profiled value reached).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from autosig.analysis.python_values import (
+    RETURNED_STRING,
+    PythonUse,
+    python_only_uses,
+    required_dtypes,
+)
+from autosig.infer.observations import ParamResult
+from autosig.infer.plan import Blocker
+from autosig.infer.specs import TensorSpecNode
+from autosig.source.discover import FunctionSite, Source
+from autosig.source.project_modules import ModuleResolver
+
+
+def decide_python_params(
+    source: Source,
+    site: FunctionSite,
+    results: list[ParamResult],
+    modules: ModuleResolver | None = None,
+    try_uncertain: bool = False,
+) -> None:
+    """Tensorize Python scalars the code uses only where a tensor can go.
+
+    ``modules`` (``autosig.source.project_modules.ProjectModules``) lets the analysis follow calls
+    into other project modules; without it only same-module functions are followed.
+    ``try_uncertain``: also tensorize those whose every use the analysis cannot decide
+    (``fix --verify``); otherwise their blocker says that ``--verify`` could settle it.
+    """
+    candidates = [r for r in results if r.blocker is None and r.leaf.python is not None]
+    if not candidates:
+        return
+    function = site.function
+    assert function is not None and source.wrapper is not None
+    names = [r.info.name for r in candidates]
+    tensor_params = [r.info.name for r in results if r.leaf.spec is not None]
+    dtypes = {
+        r.info.name: r.leaf.spec.dtype for r in results if isinstance(r.leaf.spec, TensorSpecNode)
+    }
+    observed: dict[str, int] = {}
+    converted: dict[str, str] = {}
+    for r in candidates:
+        assert r.leaf.python is not None
+        converted[r.info.name] = r.leaf.python.dtype
+        dtypes[r.info.name] = r.leaf.python.dtype
+        ints = [v for v in r.leaf.python.values if isinstance(v, int) and not isinstance(v, bool)]
+        if ints:
+            observed[r.info.name] = max(abs(v) for v in ints)
+    required = required_dtypes(
+        source.wrapper, function, names, observed, dtypes, tensor_params, modules
+    )
+    for r in candidates:
+        assert r.leaf.python is not None
+        needed = required.get(r.info.name)
+        if needed and r.leaf.python.dtype in ("int32", "int64"):
+            r.leaf.python.dtype = needed
+            dtypes[r.info.name] = needed
+    uses = python_only_uses(
+        source.wrapper, function, names, tensor_params, dtypes, observed, converted, modules
+    )
+    optimistic: dict[str, list[PythonUse]] = {}
+    if any(not u.certain for found in uses.values() for u in found):
+        optimistic = python_only_uses(
+            source.wrapper,
+            function,
+            names,
+            tensor_params,
+            dtypes,
+            observed,
+            converted,
+            modules,
+            optimistic=True,
+        )
+    for r in candidates:
+        assert r.leaf.python is not None
+        found = uses.get(r.info.name, [])
+        unsure = undecided(found, optimistic.get(r.info.name, []))
+        if found and try_uncertain and unsure:
+            r.tried = found
+            r.warning = tried_warning(r.info.name)
+            r.spec = TensorSpecNode((), r.leaf.python.dtype)
+        elif returned_only(found) and r.leaf.python.dtype == "string":
+            r.warning = returned_warning(r.info.name, found)
+            r.spec = TensorSpecNode((), "string")
+        elif found:
+            r.python_uses = found
+            use = found[0].describe() + (settle_hint(r.info.name) if unsure else "")
+            r.blocker = Blocker.stated(
+                r.info.name,
+                "python_use",
+                f"`{r.info.name}`",
+                f"must stay a Python value: {use}",
+                use=use,
+            )
+        else:
+            r.spec = TensorSpecNode((), r.leaf.python.dtype)
+
+
+# -- strings returned as they came --------------------------------------------------
+
+
+def returned_only(uses: Sequence[PythonUse]) -> bool:
+    """The parameter's only uses that need a Python value are returning it."""
+    return bool(uses) and all(use.why == RETURNED_STRING for use in uses)
+
+
+def returned_warning(name: str, uses: Sequence[PythonUse]) -> str:
+    """The unsafe fix's warning: the return type changes."""
+    return (
+        f"`{name}` is returned (`{uses[0].code}`, line {uses[0].line}): with a tf.string "
+        "spec the function returns a scalar bytes tensor where it returned a str"
+    )
+
+
+# -- uses the analysis cannot decide -----------------------------------------------
+
+
+def undecided(uses: Sequence[PythonUse], optimistic: Sequence[PythonUse]) -> bool:
+    """The analysis cannot decide whether the parameter must stay a Python value.
+
+    ``uses``: what the analysis found; ``optimistic``: what it finds when everything it
+    cannot decide is assumed to be a tensor (``x * table[k]`` then no longer mixes a
+    Python int into a float tensor). Undecided: some use is uncertain, and under that
+    assumption no certain one is left.
+    """
+    return any(not use.certain for use in uses) and all(not use.certain for use in optimistic)
+
+
+def settle_hint(name: str) -> str:
+    """Appended to the blocker of an undecided parameter when not trying it."""
+    return (
+        "; the analysis cannot decide, and `autosig fix --verify --unsafe-fixes` could "
+        f"settle it (it tries `{name}` as a tensor and keeps that only if verification "
+        "passes on the profiled calls, an unsafe fix: evidence, not proof)"
+    )
+
+
+def tried_reason(name: str, uses: Sequence[PythonUse]) -> str:
+    """The plan's reason for a parameter tensorized on trial (``fix --verify``)."""
+    return (
+        f"`{name}` tried as a tensor although the analysis cannot decide "
+        f"({uses[0].describe()}): kept only if verification passes on the profiled calls"
+    )
+
+
+def tried_warning(name: str) -> str:
+    """Why a parameter tensorized on trial makes the fix unsafe."""
+    return (
+        f"`{name}` is a tensor on trial: verification on the profiled calls is evidence, "
+        "not a proof that every other value behaves the same"
+    )
