@@ -173,7 +173,7 @@ def test_cli_merge_with_samples(tmp_path: Path) -> None:
 def test_cli_merge_refuses_changed_code_and_bad_files(tmp_path: Path) -> None:
     save_profile(Profile(functions=[_fn([3])]), tmp_path / "a.json")
     save_profile(Profile(functions=[_fn([3], sha="b" * 64)]), tmp_path / "b.json")
-    (tmp_path / "newer.json").write_text('{"autosig_profile": 2}')
+    (tmp_path / "newer.json").write_text('{"autosig_profile": 99}')
     (tmp_path / "corrupt.json").write_text("{")
     (tmp_path / "foreign.json").write_text("[1, 2]")
     for other, expected in (

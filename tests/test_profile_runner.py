@@ -128,10 +128,11 @@ def test_no_command_after_options_shows_profiles_own_usage(tmp_path: Path):
     for args in (["-o", "p.json"], ["-o", "p.json", "--"], []):
         result = autosig("profile", *args, cwd=tmp_path)
         assert result.returncode == 2
-        assert result.stderr.startswith(
-            "Usage: autosig profile [-o FILE] [--capture-outputs] -- CMD...\n"
-            "   or: autosig profile merge PROFILE... -o FILE\n"
-            "Try 'autosig profile --help' for help.\n"
+        usage, _, rest = result.stderr.partition("   or: ")
+        assert usage.startswith("Usage: autosig profile [-o FILE] [--capture-outputs] ")
+        assert usage.rstrip().endswith("-- CMD..."), result.stderr
+        assert rest.startswith(
+            "autosig profile merge PROFILE... -o FILE\nTry 'autosig profile --help' for help.\n"
         ), result.stderr
         assert "profile run" not in result.stderr
         assert "Error: no command to record after '--'" in result.stderr

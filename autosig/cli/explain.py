@@ -7,6 +7,7 @@ Static: no TensorFlow, no user code.
 from __future__ import annotations
 
 import json
+from dataclasses import asdict
 from pathlib import Path
 
 import click
@@ -53,6 +54,11 @@ def command(profile: Path, output_format: str, show_all: bool) -> None:
     from installed libraries (Keras' train_function ...) are marked [library]; the
     advice is then about how to call them.
 
+    'probe:' lines give what probe traces of the original code showed (profiles
+    written by 'autosig profile' since format 2): per tensor argument, which
+    dimensions are free, fixed by the code or read (with the error and the line);
+    per Python number, the dtype TensorFlow gave it; the stateful random ops.
+
     PROFILE defaults to .autosig/profile.json (written by 'autosig profile'). A
     partial profile (the recorded command failed or was interrupted) is said to be
     one on the first line (JSON: "partial" and "exit_code").
@@ -82,6 +88,7 @@ def command(profile: Path, output_format: str, show_all: bool) -> None:
         report["partial"] = data.partial
         report["exit_code"] = data.exit_code
         report["stale"] = stale
+        report["probes"] = None if data.probes is None else asdict(data.probes)
         if note is not None:
             report["note"] = note
         click.echo(json.dumps(report, indent=1))
@@ -89,3 +96,5 @@ def command(profile: Path, output_format: str, show_all: bool) -> None:
         if note is not None:
             click.echo(f"note: {profile}: {note}")
         click.echo(render_text(explanations, limit=None if show_all else 20), nl=False)
+        if data.probes is not None and (data.probes.rounds or not data.probes.enabled):
+            click.echo(data.probes.summary())

@@ -17,6 +17,7 @@ from autosig.errors import EXIT_ERROR, AutosigError
 from autosig.profile.format import check_writable
 from autosig.profile.launch import record_command
 from autosig.profile.merge import merge_files
+from autosig.profile.probe.scheduler import DEFAULT_BUDGET_S
 
 DEFAULT_OUTPUT = Path(".autosig/profile.json")
 SUBCOMMANDS = ("run", "merge")
@@ -33,7 +34,10 @@ class DefaultToRun(click.Group):
         return super().parse_args(ctx, args)
 
     def format_usage(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
-        formatter.write_usage(ctx.command_path, "[-o FILE] [--capture-outputs] -- CMD...")
+        formatter.write_usage(
+            ctx.command_path,
+            "[-o FILE] [--capture-outputs] [--probe-budget SECONDS | --no-probe] -- CMD...",
+        )
         formatter.write_usage(ctx.command_path, "merge PROFILE... -o FILE", prefix="   or: ")
 
 
@@ -82,9 +86,29 @@ def command() -> None:
     is_flag=True,
     help="Also store the outputs of the first calls of every function (for 'autosig verify').",
 )
+@click.option(
+    "--probe-budget",
+    type=click.FloatRange(min=0),
+    default=None,
+    metavar="SECONDS",
+    help="Time for probe traces per recorded process (default: $AUTOSIG_PROBE_BUDGET "
+    f"or {DEFAULT_BUDGET_S:g}; 0 = none).",
+)
+@click.option(
+    "--no-probe",
+    is_flag=True,
+    help="No probe traces (same as --probe-budget 0).",
+)
 @click.argument("cmd", nargs=-1, type=click.UNPROCESSED)
 @click.pass_context
-def run(ctx: click.Context, output: Path, capture_outputs: bool, cmd: tuple[str, ...]) -> None:
+def run(
+    ctx: click.Context,
+    output: Path,
+    capture_outputs: bool,
+    probe_budget: float | None,
+    no_probe: bool,
+    cmd: tuple[str, ...],
+) -> None:
     """Record CMD (python script, python -m module, pytest, any command running Python).
 
     Exit code: CMD's own (128+N if a signal N killed it, 130 for Ctrl-C); 2 if the
@@ -93,10 +117,18 @@ def run(ctx: click.Context, output: Path, capture_outputs: bool, cmd: tuple[str,
     A CMD that exits non-zero or is interrupted gives a partial profile (marked so,
     with the exit status inside; explain and fix say it is partial). It never
     replaces an existing FILE: it goes beside it (p.json -> p.partial.json).
+
+    Probe traces: when a tf.function retraces, its original code is traced again
+    (never run) in a forked copy of the process, with each dimension relaxed to None
+    or set to other sizes and each Python number as a scalar tensor, to see which
+    dimensions are free, fixed by the code or read, and which dtype TensorFlow gives
+    each number; nothing they do reaches the program. 'autosig explain' shows the
+    evidence. They take at most --probe-budget seconds per process.
     """
     if not cmd:  # 'autosig profile -o p.json': the usage the user typed, not 'profile run'
         raise click.UsageError("no command to record after '--'", ctx=ctx.parent)
-    run = record_command(list(cmd), output, capture_outputs=capture_outputs)
+    budget = 0.0 if no_probe else probe_budget
+    run = record_command(list(cmd), output, capture_outputs=capture_outputs, probe_budget=budget)
     click.echo(_outcome_line(run), err=True)
     sys.exit(run.code)
 
@@ -122,7 +154,13 @@ def _outcome_line(run: Any) -> str:
         kept = f"; {run.kept} kept unchanged" if run.kept is not None else ""
         return f"autosig: the command {how}: partial profile ({what}) -> {run.path}{kept}"
     if n:
-        return f"autosig: recorded {what} -> {run.path} (next: autosig explain {run.path})"
+        probes = profile.probes
+        note = (
+            f"; {probes.summary()}"
+            if probes is not None and (probes.rounds or not probes.enabled)
+            else ""
+        )
+        return f"autosig: recorded {what}{note} -> {run.path} (next: autosig explain {run.path})"
     return f"autosig: no tf.function was called (does the command use TensorFlow?) -> {run.path}"
 
 

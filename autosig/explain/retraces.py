@@ -36,6 +36,7 @@ from autosig.explain.distributed import (
     distributed_note,
     replica_summary,
 )
+from autosig.explain.evidence import evidence_lines
 from autosig.explain.objects import object_notes
 from autosig.infer.plan import Blocker, FunctionPlan, constant_text, sites_text
 from autosig.infer.specs import EXPLAIN, show_shape, show_value, varying_text
@@ -105,6 +106,8 @@ class Explanation:
     notes: list[str] = field(default_factory=list)
     plan: FunctionPlan | None = None
     """What ``autosig fix --profile`` decided for it, when its source was found."""
+    evidence: list[str] = field(default_factory=list)
+    """What probe traces of its original code showed (``explain/evidence.py``)."""
 
     @property
     def name(self) -> str:
@@ -135,6 +138,7 @@ class Explanation:
             ],
             "summary": self.summary,
             "notes": self.notes,
+            "probe": None if r.probe is None else asdict(r.probe),
             "fix": None
             if self.plan is None
             else {
@@ -459,6 +463,7 @@ def explain_function(
         wanted = set(summarise)
         counted = [r for r in exp.retraces if r.trace in wanted]
     exp.summary = _summarise(record, counted, advice)
+    exp.evidence = evidence_lines(record)
     exp.notes = _notes(record)
     exp.notes.extend(distributed_note(record, plan, advice.command))
     exp.notes.extend(object_notes(record, plan))
@@ -898,6 +903,8 @@ def render_text(
             lines.append(f"  summary: {s}")
         if r.traces <= 1 and r.calls > 1:
             lines.append("  no retracing")
+        for e in exp.evidence:
+            lines.append(f"  probe: {e}")
         for n in exp.notes:
             lines.append(f"  note: {n}")
         lines.append("")

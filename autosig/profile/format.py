@@ -36,6 +36,10 @@ saw is kept in ``FunctionRecord.object_instances`` and per trace in ``TraceEvent
 Where the eager calls came from is kept per call site (``FunctionRecord.call_sites``:
 the first frame outside TensorFlow and autosig), so a fix can rewrite the calling code;
 profiles written before call sites were recorded load with none.
+
+Version 2 adds the probe evidence (``FunctionRecord.probe``: ``autosig/profile/evidence.py``;
+``Profile.probes``: how many probes ran, how long, what the budget left out). Version 1
+profiles still load, without evidence (``probe`` and ``probes`` are None).
 """
 
 from __future__ import annotations
@@ -49,10 +53,18 @@ from pathlib import Path
 from typing import Any
 
 from autosig.errors import AutosigError
+from autosig.profile.evidence import (
+    ProbeEvidence,
+    ProbeStats,
+    evidence_from_json,
+    stats_from_json,
+)
 from autosig.source.files import atomic_write_bytes, mark_state_dir
 
 FORMAT_KEY = "autosig_profile"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+OLDEST_READABLE_VERSION = 1
+"""Version 1 profiles have no probe evidence; they load with none."""
 MAX_SIGNATURES = 256
 """Distinct call signatures stored per function; later new ones are only counted."""
 MAX_TRACE_EVENTS = 1000
@@ -196,6 +208,9 @@ class FunctionRecord:
     """Where the eager calls came from, in order of first call (none in older profiles)."""
     call_sites_dropped: int = 0
     """Eager calls from sites beyond MAX_CALL_SITES (or whose caller was not found)."""
+    probe: ProbeEvidence | None = None
+    """What probe traces of the original code showed (None: not probed, or a version 1
+    profile): per dimension free / fixed / read, Python numbers' dtypes, random ops."""
 
     @property
     def key(self) -> tuple[str | None, str, int]:
@@ -220,6 +235,9 @@ class Profile:
     partial: bool = False
     """True when the recorded command exited non-zero or was interrupted (``exit_code``
     says how): calls after the failure are missing, so the profile may be incomplete."""
+    probes: ProbeStats | None = None
+    """How many probe traces ran, how long, what the budget left out (None: a version 1
+    profile, or a profile not recorded by ``autosig profile``)."""
 
     def partial_note(self) -> str | None:
         """One line saying the profile is partial and why, None for a complete one."""
@@ -265,7 +283,7 @@ class Profile:
                 f"({FORMAT_VERSION}); upgrade autosig",
                 source,
             )
-        if version < FORMAT_VERSION:
+        if version < OLDEST_READABLE_VERSION:
             raise AutosigError(
                 f"profile format version {version} is no longer supported; re-run autosig profile",
                 source,
@@ -281,6 +299,7 @@ class Profile:
                 exit_code=data.get("exit_code"),
                 samples_file=data.get("samples_file"),
                 partial=bool(data.get("partial", False)),
+                probes=stats_from_json(data.get("probes")),
             )
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise AutosigError(f"corrupt profile: {type(exc).__name__}: {exc}", source) from None
@@ -320,6 +339,7 @@ def _function_from_json(d: dict[str, Any]) -> FunctionRecord:
         samples=[Sample(**s) for s in d.get("samples", [])],
         call_sites=[_call_site_from_json(c) for c in d.get("call_sites", [])],
         call_sites_dropped=int(d.get("call_sites_dropped", 0)),
+        probe=evidence_from_json(d.get("probe")),
     )
 
 

@@ -38,6 +38,7 @@ from autosig.profile.format import (
     save_profile,
 )
 from autosig.profile.merge import merge_profiles
+from autosig.profile.probe.scheduler import ENV_PROBE_BUDGET
 from autosig.profile.recorder import (
     ENV_CAPTURE_OUTPUTS,
     ENV_PROFILE_DIR,
@@ -59,9 +60,16 @@ def recording_env(
     capture_outputs: bool = False,
     bootstrap: Sequence[str] = (),
     project_root: Path | None = None,
+    probe_budget: float | None = None,
 ) -> dict[str, str]:
-    """The environment that makes every Python process of the command record."""
+    """The environment that makes every Python process of the command record.
+
+    ``probe_budget``: seconds of probe traces per process (0: none); None leaves
+    ``$AUTOSIG_PROBE_BUDGET`` (or the default) in force.
+    """
     out = dict(os.environ if env is None else env)
+    if probe_budget is not None:
+        out[ENV_PROBE_BUDGET] = f"{probe_budget:g}"
     existing = [p for p in out.get("PYTHONPATH", "").split(os.pathsep) if p]
     out["PYTHONPATH"] = os.pathsep.join([str(BOOTSTRAP_DIR), *existing])
     out[ENV_PROFILE_DIR] = str(parts_dir)
@@ -260,6 +268,7 @@ def record_command(
     bootstrap: Sequence[str] = (),
     keep_existing: bool = True,
     stop_grace_s: float | None = None,
+    probe_budget: float | None = None,
 ) -> RecordedRun:
     """Run ``cmd`` recording every tf.function call; never lose a good profile.
 
@@ -281,6 +290,7 @@ def record_command(
             capture_outputs=capture_outputs,
             bootstrap=bootstrap,
             project_root=root,
+            probe_budget=probe_budget,
         )
         ended = run_supervised(cmd, child_env, stop_grace_s=stop_grace_s)
         code = ended.code

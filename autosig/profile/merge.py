@@ -5,7 +5,9 @@ order of first appearance; counts and times add up; the second profile's call in
 are shifted past the first's calls so trace events and samples stay in call order;
 signatures are united by their description (order of first appearance, capped at
 MAX_SIGNATURES); call sites likewise by where they are, their calls added (capped at
-MAX_CALL_SITES, the calls of those left out counted). Profiles whose same function has different source hashes come from
+MAX_CALL_SITES, the calls of those left out counted); probe evidence by
+``evidence.merge_evidence`` (agreeing verdicts add up, disagreeing ones become the
+conservative ``read``). Profiles whose same function has different source hashes come from
 different code and are refused, as are profiles of another format version (refused
 when loaded).
 """
@@ -18,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from autosig.errors import AutosigError
+from autosig.profile.evidence import merge_evidence, merge_stats
 from autosig.profile.format import (
     MAX_CALL_SITES,
     MAX_SIGNATURES,
@@ -74,6 +77,7 @@ def _merge_function(a: FunctionRecord, b: FunctionRecord, where: str) -> Functio
     out.decorator_options = a.decorator_options or dict(b.decorator_options)
     for name, count in b.object_instances.items():
         out.object_instances[name] = out.object_instances.get(name, 0) + count
+    out.probe = merge_evidence(copy.deepcopy(a.probe), copy.deepcopy(b.probe))
 
     index = {sig.key(): i for i, sig in enumerate(out.signatures)}
     remap: dict[int, int | None] = {}
@@ -154,6 +158,7 @@ def merge_two(a: Profile, b: Profile, where: str = "merge") -> Profile:
         exit_code=_exit_code(a.exit_code, b.exit_code),
         samples_file=_first(a.samples_file, b.samples_file),
         partial=a.partial or b.partial,  # a partial run keeps the merge partial
+        probes=merge_stats(copy.deepcopy(a.probes), copy.deepcopy(b.probes)),
     )
 
 

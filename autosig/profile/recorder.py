@@ -15,6 +15,11 @@ few counter updates after it returns. Arguments are described in full (bound to
 parameter names, tokenized, matched) only for a new key or an argument that has no
 cheap key (objects, NumPy arrays, ragged and symbolic tensors).
 
+Probe traces (``autosig/profile/probe/``) add nothing to a call that does not trace:
+after a call that traced, ``Prober.on_trace`` notes its Python numbers' values and, when
+the function has retraced and brought new candidates, runs a probe round in a forked
+copy of the process (its own time budget; the call returns when the round ends).
+
 TensorFlow is never imported here: the patch is applied when TensorFlow's
 ``polymorphic_function`` module is imported (an import hook) or at once if it already
 is. One recorder is active per process.
@@ -60,6 +65,8 @@ from autosig.profile.format import (
     samples_path,
     save_profile,
 )
+from autosig.profile.probe.isolation import forking_probe
+from autosig.profile.probe.scheduler import Prober, budget_from_env
 from autosig.profile.samples import LeafConverter, SampleStore, Unsampleable, save_arrays
 from autosig.source.hashing import function_source_hash
 
@@ -87,6 +94,8 @@ CHEAP_DEPTH = 4
 _CHEAP_SCALARS = frozenset({int, float, bool, str, bytes, type(None)})
 
 INSTANCE_ATTR = "_autosig_recorder_instance"
+BUDGET_FROM_ENV = -1.0
+"""``Recorder(probe_budget=...)`` default: ``$AUTOSIG_PROBE_BUDGET`` or the default budget."""
 _ACTIVE: Recorder | None = None
 _TLS = threading.local()
 _perf_counter = time.perf_counter
@@ -339,9 +348,12 @@ class Recorder:
         capture_outputs: bool = False,
         samples_per_signature: int = DEFAULT_SAMPLES_PER_SIGNATURE,
         sample_calls: int = DEFAULT_SAMPLE_CALLS,
+        probe_budget: float | None = BUDGET_FROM_ENV,
     ) -> None:
         self.output = Path(output)
         self.root = Path(project_root or os.environ.get(ENV_PROJECT_ROOT) or os.getcwd()).resolve()
+        self.probe_budget = budget_from_env() if probe_budget == BUDGET_FROM_ENV else probe_budget
+        """Seconds of probe traces in this process (0: none; None: no limit)."""
         self.capture_outputs = capture_outputs
         self.samples_per_signature = samples_per_signature
         self.sample_calls = sample_calls if capture_outputs else 0
@@ -365,6 +377,7 @@ class Recorder:
         self._describer: Describer | None = None
         self._converter: LeafConverter | None = None
         self._callers: CallerFinder | None = None
+        self._prober = Prober(self.probe_budget, str(self.root), in_child=_stop_in_probe_copy)
 
     # -- activation ----------------------------------------------------------------------
     def start(self) -> Recorder:
@@ -457,7 +470,7 @@ class Recorder:
         mp_util.register_after_fork(self, register_finalizer)
 
     def _after_fork(self) -> None:
-        if _ACTIVE is not self:
+        if _ACTIVE is not self or forking_probe():
             return
         self.lock = threading.RLock()
         self._reset()
@@ -627,6 +640,10 @@ class Recorder:
                             timings,
                             result,
                             raised,
+                        )
+                    if after > before and eager and not raised and self._prober.enabled:
+                        self._prober.on_trace(
+                            state, state.record, state.binder, fn_self, args, kwds, sig
                         )
             except Exception as exc:  # noqa: BLE001
                 self._internal_error(exc)
@@ -844,6 +861,7 @@ class Recorder:
             for state in self.order:
                 state.record.call_sites = self._call_sites(state)
                 state.record.call_sites_dropped = state.sites_dropped
+                state.record.probe = self._prober.evidence(state)
             functions = [state.record for state in self.order]
             return Profile(
                 functions=list(functions),
@@ -853,6 +871,7 @@ class Recorder:
                 command=list(sys.argv),
                 exit_code=None,
                 samples_file=None,
+                probes=self._prober.final_stats(),
             )
 
     def _call_sites(self, state: _FunctionState) -> list[CallSite]:
@@ -907,6 +926,12 @@ def active_recorder() -> Recorder | None:
     return _ACTIVE
 
 
+def _stop_in_probe_copy() -> None:
+    """In a probe's forked copy: record nothing (its tf.function calls are the probe's)."""
+    global _ACTIVE
+    _ACTIVE = None
+
+
 def partial_path(directory: Path) -> Path:
     """A unique partial-profile name; sorting names sorts processes by start time."""
     return directory / f"part-{time.time_ns():020d}-{os.getpid()}.json"
@@ -923,6 +948,7 @@ class record:  # noqa: N801 - used like a function: ``with autosig.record(path):
         samples_per_signature: int = DEFAULT_SAMPLES_PER_SIGNATURE,
         sample_calls: int | None = None,
         project_root: Path | str | None = None,
+        probe_budget: float | None = BUDGET_FROM_ENV,
     ) -> None:
         self.path = Path(path)
         self.recorder = Recorder(
@@ -931,6 +957,7 @@ class record:  # noqa: N801 - used like a function: ``with autosig.record(path):
             capture_outputs=capture_outputs,
             samples_per_signature=samples_per_signature,
             sample_calls=DEFAULT_SAMPLE_CALLS if sample_calls is None else sample_calls,
+            probe_budget=probe_budget,
         )
 
     def __enter__(self) -> Recorder:

@@ -25,6 +25,7 @@ from typing import Any, Literal
 from autosig.errors import AutosigError, Interrupted
 from autosig.profile.format import FunctionRecord, Profile, load_profile
 from autosig.profile.launch import run_recorded
+from autosig.profile.probe.scheduler import ENV_PROBE_BUDGET
 from autosig.profile.samples import load_samples
 from autosig.verify.child import ENV_CONFIG
 from autosig.verify.effects import RunEffects, load_run
@@ -273,6 +274,9 @@ def run_workload(
     tmp = base / "tmp"  # the workload's temporary files (AutoGraph's too): removed below
     tmp.mkdir()
     child_env["TMPDIR"] = str(tmp)
+    # Probe traces (issue 21) inform the plan, which verify does not make: its runs
+    # record without them, so verify's cost and timings are what they were.
+    child_env[ENV_PROBE_BUDGET] = "0"
     out = base / "profile.json"
     log = None if show_output else base / "output.log"
     result = RunResult(variant, mode, log=log)
