@@ -1,0 +1,24 @@
+"""A model-agnostic adversarial attack (FGSM) adapter: it wraps whatever classifier it is
+given and perturbs a batch of images along the sign of the loss gradient."""
+
+import tensorflow as tf
+
+
+class FGSM:
+    def __init__(self, model, epsilon):
+        self.model = model
+        self.epsilon = epsilon
+        self.loss_fn = tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+
+    @tf.function(
+        input_signature=[
+            tf.TensorSpec(shape=[None, 28, 28, 1], dtype=tf.float32),
+            tf.TensorSpec(shape=[None], dtype=tf.int64),
+        ]
+    )
+    def __call__(self, images, labels):
+        with tf.GradientTape() as tape:
+            tape.watch(images)
+            loss = self.loss_fn(labels, self.model(images))
+        gradient = tape.gradient(loss, images)
+        return tf.clip_by_value(images + self.epsilon * tf.sign(gradient), 0.0, 1.0)
