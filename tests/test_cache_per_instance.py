@@ -25,7 +25,7 @@ def _fix(text: str, *, unsafe: bool = True, codes: tuple[str, ...] = ("AS106",))
     rules = select_rules(codes)
     fast = engine.fix_text(text, "m.py", plan=None, rules=rules, unsafe_fixes=unsafe)
     original = engine.marked_skeleton
-    engine.marked_skeleton = lambda text: None
+    engine.marked_skeleton = lambda text, keep=None: None
     try:
         whole = engine.fix_text(text, "m.py", plan=None, rules=rules, unsafe_fixes=unsafe)
     finally:

@@ -9,7 +9,8 @@ reach the hand-written fix (``hand.py``) for the functions named in ``case.json`
 never get worse for the others. The rewritten program must also print what the original
 prints (independently of ``autosig verify``), including on the calls each driver makes
 outside its profile (``GOLDEN_UNSEEN=1``: other batch sizes, other instances, larger
-ints). Steps whose command does not exist yet are skipped, with the reason.
+ints). A command a case needs that is missing (``autosig NAME --help`` fails) fails the
+case: a golden run that checks less than it says is no pass.
 """
 
 from __future__ import annotations
@@ -61,9 +62,11 @@ def autosig(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
 
 
 @functools.cache
-def has_command(name: str) -> bool:
-    """True when ``autosig NAME --help`` works: the command has landed."""
-    return autosig(name, "--help", cwd=ROOT).returncode == 0
+def require_command(name: str) -> None:
+    """Fail (never skip) unless ``autosig NAME --help`` works."""
+    found = autosig(name, "--help", cwd=ROOT)
+    if found.returncode != 0:
+        pytest.fail(f"autosig {name} is missing:\n{shown(found)}", pytrace=False)
 
 
 def traces_of(proc: subprocess.CompletedProcess[str]) -> dict[str, int]:
@@ -96,12 +99,11 @@ def load_case(name: str) -> dict:
 
 @dataclass
 class Outcome:
-    """What one golden run found: failed checks, skipped steps, updated files."""
+    """What one golden run found: failed checks, updated files."""
 
     expected_dir: Path
     update: bool
     problems: list[str] = field(default_factory=list)
-    skipped: list[str] = field(default_factory=list)
     updated: list[str] = field(default_factory=list)
 
     def check(self, ok: bool, message: str) -> bool:
@@ -171,8 +173,8 @@ def test_every_case_is_numbered_once() -> None:
 @pytest.mark.slow
 @pytest.mark.parametrize("name", CASES)
 def test_golden_case(name: str, tmp_path: Path, update_golden: bool, tf_forks: Any) -> None:
-    if not has_command("profile"):
-        pytest.skip("autosig profile is not available yet")
+    for command in ("profile", "explain", "fix", "verify"):
+        require_command(command)
     case = load_case(name)
     source = GOLDEN / name
     work = tmp_path / name
@@ -199,19 +201,13 @@ def test_golden_case(name: str, tmp_path: Path, update_golden: bool, tf_forks: A
             f"hand.py does not reach fewer or equal traces for {fn}: {target} vs {original}",
         )
 
-    if has_command("explain"):
-        explained = autosig("explain", PROFILE, cwd=work)
-        if out.check(explained.returncode == 0, f"explain failed:\n{shown(explained)}"):
-            out.compare("explain.txt", normalise(explained.stdout, work))
-            for word in case["explain_mentions"]:
-                out.check(word.lower() in explained.stdout.lower(), f"explain never says {word!r}")
-    else:
-        out.skipped.append("explain")
+    explained = autosig("explain", PROFILE, cwd=work)
+    if out.check(explained.returncode == 0, f"explain failed:\n{shown(explained)}"):
+        out.compare("explain.txt", normalise(explained.stdout, work))
+        for word in case["explain_mentions"]:
+            out.check(word.lower() in explained.stdout.lower(), f"explain never says {word!r}")
 
-    if has_command("fix"):
-        check_fix(work, case, original, target, out, tf_forks)
-    else:
-        out.skipped.append("fix, verify and the trace counts after the fix")
+    check_fix(work, case, original, target, out, tf_forks)
 
     if out.updated:
         print("updated: " + ", ".join(out.updated))
@@ -221,10 +217,8 @@ def test_golden_case(name: str, tmp_path: Path, update_golden: bool, tf_forks: A
         if known and not out.update:
             pytest.xfail(f"{known}\n{report}")
         pytest.fail(report, pytrace=False)
-    if known and not out.skipped and not out.update:
+    if known and not out.update:
         pytest.fail(f"golden case {name} passes now: remove 'xfail' from its case.json", False)
-    if out.skipped:
-        pytest.skip("command not available yet: " + "; ".join(out.skipped))
 
 
 def check_fix(
@@ -250,22 +244,19 @@ def check_fix(
     report = f"{diff.stdout}\n# stderr\n{diff.stderr}"
     out.compare("fix.txt", normalise(report, work, sort_blocks=False))
 
-    if has_command("verify"):
-        # In place, before fix writes: the profile names its project root, so a copy of
-        # the directory would not match it.
-        verified = autosig(
-            "verify",
-            "--profile",
-            PROFILE,
-            *verify_args(case),
-            "--",
-            sys.executable,
-            "driver.py",
-            cwd=work,
-        )
-        out.check(verified.returncode == 0, f"verify failed:\n{shown(verified)}")
-    else:
-        out.skipped.append("verify")
+    # In place, before fix writes: the profile names its project root, so a copy of
+    # the directory would not match it.
+    verified = autosig(
+        "verify",
+        "--profile",
+        PROFILE,
+        *verify_args(case),
+        "--",
+        sys.executable,
+        "driver.py",
+        cwd=work,
+    )
+    out.check(verified.returncode == 0, f"verify failed:\n{shown(verified)}")
 
     shutil.copyfile(work / "model.py", work / ORIGINAL)
     written = autosig("fix", "model.py", "--profile", PROFILE, *fix_args, cwd=work)

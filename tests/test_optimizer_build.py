@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from autosig.analysis.optimizer_build import NoBuild, OptimizerBuild, Tree, plan_optimizer_build
+from autosig.analysis.optimizer_build import NoBuild, OptimizerBuild, plan_optimizer_build
 from autosig.infer.build_first import variable_creation_retraces
 from autosig.infer.observations import InferOptions
 from autosig.infer.plan import BuildFirst, Plan
@@ -38,7 +38,7 @@ STEP = (
 def _plan(text: str, name: str = "train_step") -> OptimizerBuild | NoBuild:
     ctx = RuleContext.from_text(text, "m.py")
     (site,) = [s for s in ctx.sites if s.site.qualname.endswith(name)]
-    return plan_optimizer_build(Tree(ctx.wrapper), site.function)
+    return plan_optimizer_build(ctx, site.function)
 
 
 def _inserted(text: str, name: str = "train_step") -> str:

@@ -81,7 +81,7 @@ def _fix(text: str, *, whole: bool, monkeypatch=None, unsafe: bool = True):
     from autosig.rules.registry import select_rules
 
     if whole:
-        monkeypatch.setattr(engine, "marked_skeleton", lambda text: None)
+        monkeypatch.setattr(engine, "marked_skeleton", lambda text, keep=None: None)
     result = engine.fix_text(text, "m.py", plan=None, rules=select_rules(), unsafe_fixes=unsafe)
     if whole:
         monkeypatch.undo()
@@ -266,3 +266,129 @@ def test_methods_storing_a_used_attribute_in_any_form_are_kept(store: str) -> No
         f"        self.steps += 1\n        return x\n    def reset(self):\n        {store}\n"
     )
     assert store in skeleton(text)
+
+
+# -- rules declare what the skeleton keeps (issue 23) --------------------------------------
+
+WRITES_ELSEWHERE = textwrap.dedent(
+    """\
+    import tensorflow as tf
+
+    LIMIT = []
+    TABLE = {}
+
+
+    def reset():
+        global LIMIT
+        LIMIT = tf.zeros([3])
+
+
+    def grow(items):
+        TABLE["k"] = 1
+        items.append(1)
+
+
+    def helper(x):
+        return x.shape[0]
+
+
+    class Model:
+        def __init__(self):
+            self.items = []
+            self.scale = 2
+
+        def configure(self):
+            self.scale = 3
+
+        def other(self, y):
+            return y
+
+        def predict(self, x):
+            step = tf.function(lambda x: x * self.scale)
+            return step(x)
+
+        @tf.function
+        def train(self, x):
+            self.items.append(x)
+            for i in range(helper(x)):
+                LIMIT.append(i)
+            print(self.other(x))
+            return x
+
+
+    def loop(data):
+        for x in data:
+            fn = tf.function(grow)
+            fn(x)
+    """
+)
+
+
+STATE_SET_ELSEWHERE = (
+    "import tensorflow as tf\n"
+    "\n"
+    "COUNT = 0\n"
+    "\n"
+    "\n"
+    "def bump():\n"
+    "    global COUNT\n"
+    "    COUNT = 1\n"
+    "\n"
+    "\n"
+    "class Acc:\n"
+    "    def __init__(self):\n"
+    "        self.n = 0\n"
+    "\n"
+    "    def setup(self):\n"
+    "        self.buf = []\n"
+    "        self.v = 1.0\n"
+    "\n"
+    "    @tf.function\n"
+    "    def step(self, x):\n"
+    "        for i in range(3):\n"
+    "            self.buf.append(x)\n"
+    "        self.n += 1\n"
+    "        y = float(self.v)\n"
+    "        return x\n"
+)
+
+
+@pytest.mark.parametrize("code", [f"AS10{n}" for n in range(1, 8)])
+@pytest.mark.parametrize(
+    "text",
+    [SOURCE, HOIST_AFTER_CUT_DEF, WRITES_ELSEWHERE, STATE_SET_ELSEWHERE],
+    ids=["source", "hoist", "writes", "state"],
+)
+def test_what_a_rule_declares_is_all_it_reads(code: str, text: str) -> None:
+    """Each rule's findings on the skeleton that keeps only what it declares equal its
+    findings on the whole file: its ``skeleton_keeps`` is complete."""
+    from autosig.rules.context import RuleContext
+    from autosig.rules.registry import get_rule
+    from autosig.rules.run import check_context
+
+    rule = get_rule(code)
+
+    def found(source: str) -> list[tuple[int, int, str]]:
+        ctx = RuleContext.from_text(source, "m.py")
+        return [(*ctx.position(v.node), v.message) for _, v in check_context(ctx, [rule()])]
+
+    assert found(skeleton(text, rule.skeleton_keeps)) == found(text)
+
+
+def test_the_skeleton_knows_no_rule() -> None:
+    """What a rule reads is the rule's declaration; the skeleton only offers the kinds."""
+    from pathlib import Path
+
+    import autosig.source.skeleton as module
+
+    assert "AS1" not in Path(module.__file__).read_text(encoding="utf-8")
+
+
+def test_what_is_not_asked_for_is_cut() -> None:
+    cut = skeleton(WRITES_ELSEWHERE, frozenset())
+    assert "LIMIT = tf.zeros" not in cut and "self.scale = 3" not in cut
+    assert "return x.shape[0]" not in cut and "return y" not in cut
+    assert "items.append(1)" in cut  # a function tf.function wraps is always kept
+    kept = skeleton(WRITES_ELSEWHERE)
+    assert "LIMIT = tf.zeros" in kept and "self.scale = 3" in kept
+    assert "return x.shape[0]" in kept and "return y" in kept

@@ -80,6 +80,7 @@ def test_rule_metadata_read_from_source_equals_the_imported_rules() -> None:
     for rule in registry.ALL_RULES:
         doc = registry._static_doc(rule.code)
         assert (doc.name, doc.summary, doc.fix_safety) == (rule.name, rule.summary, rule.fix_safety)
+        assert doc.skeleton_keeps == rule.skeleton_keeps
         assert registry.rule_doc(rule.code) == inspect.cleandoc(rule.__doc__ or "")
         assert registry.get_rule(rule.code) is rule
     assert [type(r) for r in registry.select_rules()] == list(registry.ALL_RULES)

@@ -73,25 +73,6 @@ CHANGES_VARIABLES = frozenset({"add", "pop"})
 """Model methods after which its trainable variables are other ones."""
 
 
-class Tree(MetadataView):
-    """One parsed file (inference's parse or the fix engine's, the wrapper of either) and
-    the enclosing-scope questions the analysis asks beyond the shared view."""
-
-    def enclosing_function(self, node: cst.CSTNode) -> cst.FunctionDef | cst.Lambda | None:
-        for ancestor in self.ancestors(node):
-            if isinstance(ancestor, (cst.FunctionDef, cst.Lambda)):
-                return ancestor
-            if isinstance(ancestor, (cst.ClassDef, cst.Module)):
-                return None
-        return None
-
-    def enclosing_class(self, function: cst.FunctionDef) -> cst.ClassDef | None:
-        parent = self.parent(function)
-        if isinstance(parent, (cst.IndentedBlock, cst.SimpleStatementSuite)):
-            parent = self.parent(parent)
-        return parent if isinstance(parent, cst.ClassDef) else None
-
-
 @dataclass(frozen=True)
 class OptimizerBuild:
     """The statements to insert and where (after ``anchor``, a statement of the file)."""
@@ -108,10 +89,9 @@ class OptimizerBuild:
 
 @dataclass(frozen=True)
 class NoBuild:
-    """Why no build is inserted (``built_at``: the line of an existing ``X.build(...)``)."""
+    """Why no build is inserted."""
 
     reason: str
-    built_at: int | None = None
 
 
 @dataclass(frozen=True)
@@ -124,7 +104,7 @@ class _Ref:
 
 
 def plan_optimizer_build(
-    ctx: Tree, function: cst.FunctionDef | cst.Lambda
+    ctx: MetadataView, function: cst.FunctionDef | cst.Lambda
 ) -> OptimizerBuild | NoBuild:
     """Where ``optimizer.build(...)`` makes ``function``'s optimizers' variables before its
     first call, or why it cannot be written here."""
@@ -165,7 +145,7 @@ def plan_optimizer_build(
 
 
 def _one_optimizer(
-    ctx: Tree, function: cst.FunctionDef | cst.Lambda, call: cst.Call
+    ctx: MetadataView, function: cst.FunctionDef | cst.Lambda, call: cst.Call
 ) -> tuple[str, str, cst.SimpleStatementLine] | NoBuild:
     """(optimizer code, the build statement, the statement it goes after) for one call."""
     method = call.func.attr.value  # type: ignore[attr-defined]
@@ -181,8 +161,7 @@ def _one_optimizer(
         return NoBuild(
             f"`{optimizer.code}` is already built (line {built}): profile again if that "
             "line is newer than the profile; otherwise the variables created on the first "
-            "call are others (a layer or model built in the step?)",
-            built_at=built,
+            "call are others (a layer or model built in the step?)"
         )
     variables = _variables_argument(function, call, method)
     if variables is None:
@@ -226,7 +205,7 @@ def _one_optimizer(
 
 
 def _resolve(
-    ctx: Tree, function: cst.FunctionDef | cst.Lambda, node: cst.BaseExpression
+    ctx: MetadataView, function: cst.FunctionDef | cst.Lambda, node: cst.BaseExpression
 ) -> _Ref | NoBuild:
     code = ctx.code(node)
     if isinstance(node, cst.Name):
@@ -245,7 +224,7 @@ def _resolve(
     return NoBuild(f"`{code}` is neither a name nor an attribute of self")
 
 
-def _statement_of(ctx: Tree, target: cst.CSTNode, code: str) -> _Ref | NoBuild:
+def _statement_of(ctx: MetadataView, target: cst.CSTNode, code: str) -> _Ref | NoBuild:
     """The ``name = value`` line a binding comes from (one target, a line of its own)."""
     assign = ctx.parent(target)
     if isinstance(assign, cst.AssignTarget):
@@ -261,7 +240,9 @@ def _statement_of(ctx: Tree, target: cst.CSTNode, code: str) -> _Ref | NoBuild:
     return _Ref(code, line, assign.value)
 
 
-def _init_attribute(ctx: Tree, method: cst.FunctionDef, attr: str, code: str) -> _Ref | NoBuild:
+def _init_attribute(
+    ctx: MetadataView, method: cst.FunctionDef, attr: str, code: str
+) -> _Ref | NoBuild:
     """``self.<attr> = value``: once, as a statement of the class's ``__init__``, and
     stored nowhere else in the file."""
     cls = ctx.enclosing_class(method)
@@ -290,7 +271,7 @@ def _init_attribute(ctx: Tree, method: cst.FunctionDef, attr: str, code: str) ->
     return _Ref(f"{own}.{attr}", ref.statement, ref.value)
 
 
-def _is_store(ctx: Tree, node: cst.Attribute) -> bool:
+def _is_store(ctx: MetadataView, node: cst.Attribute) -> bool:
     parent = ctx.parent(node)
     return (
         isinstance(parent, cst.AssignTarget)
@@ -304,14 +285,14 @@ def _first_parameter(function: cst.FunctionDef) -> str | None:
     return params[0].name.value if params else None
 
 
-def _inside(ctx: Tree, node: cst.CSTNode, container: cst.CSTNode) -> bool:
+def _inside(ctx: MetadataView, node: cst.CSTNode, container: cst.CSTNode) -> bool:
     return node is container or any(a is container for a in ctx.ancestors(node))
 
 
 # -- the optimizer -------------------------------------------------------------------------------
 
 
-def _not_a_keras3_optimizer(ctx: Tree, ref: _Ref) -> str | None:
+def _not_a_keras3_optimizer(ctx: MetadataView, ref: _Ref) -> str | None:
     value = ref.value
     if not isinstance(value, cst.Call):
         return f"`{ref.code}` is not created by a Keras optimizer class here"
@@ -336,7 +317,7 @@ def _not_a_keras3_optimizer(ctx: Tree, ref: _Ref) -> str | None:
 
 
 def _other_variables(
-    ctx: Tree, function: cst.FunctionDef | cst.Lambda, code: str, variables: str
+    ctx: MetadataView, function: cst.FunctionDef | cst.Lambda, code: str, variables: str
 ) -> int | None:
     """The line of an optimizer call elsewhere in the file with another variable list."""
     for node in iter_tree(ctx.module):
@@ -353,7 +334,7 @@ def _other_variables(
     return None
 
 
-def _existing_build(ctx: Tree, code: str) -> int | None:
+def _existing_build(ctx: MetadataView, code: str) -> int | None:
     for node in iter_tree(ctx.module):
         if (
             isinstance(node, cst.Call)
@@ -423,7 +404,7 @@ def _local_alias(
 
 
 def _models(
-    ctx: Tree, function: cst.FunctionDef | cst.Lambda, variables: cst.BaseExpression
+    ctx: MetadataView, function: cst.FunctionDef | cst.Lambda, variables: cst.BaseExpression
 ) -> list[_Ref] | NoBuild:
     """The models (or variables) whose variables ``variables`` lists."""
     parts = list(_summands(variables))
@@ -463,11 +444,13 @@ def _summands(expr: cst.BaseExpression) -> Iterator[cst.BaseExpression]:
         yield expr
 
 
-def _calls(ctx: Tree, value: cst.BaseExpression, names: frozenset[str]) -> bool:
+def _calls(ctx: MetadataView, value: cst.BaseExpression, names: frozenset[str]) -> bool:
     return isinstance(value, cst.Call) and bool(ctx.qualified_names(value.func) & names)
 
 
-def _built_by(ctx: Tree, model: _Ref, block: cst.CSTNode | None) -> cst.SimpleStatementLine | None:
+def _built_by(
+    ctx: MetadataView, model: _Ref, block: cst.CSTNode | None
+) -> cst.SimpleStatementLine | None:
     """The statement after which ``model`` has all its variables, or None if unknown."""
     last: cst.SimpleStatementLine | None = None
     if _built_when_created(ctx, model.value):
@@ -483,7 +466,7 @@ def _built_by(ctx: Tree, model: _Ref, block: cst.CSTNode | None) -> cst.SimpleSt
     return last
 
 
-def _built_when_created(ctx: Tree, value: cst.BaseExpression) -> bool:
+def _built_when_created(ctx: MetadataView, value: cst.BaseExpression) -> bool:
     if not isinstance(value, cst.Call):
         return False
     names = ctx.qualified_names(value.func)
@@ -511,7 +494,7 @@ def _built_when_created(ctx: Tree, value: cst.BaseExpression) -> bool:
     return False
 
 
-def _builds(ctx: Tree, statement: cst.CSTNode, code: str) -> bool:
+def _builds(ctx: MetadataView, statement: cst.CSTNode, code: str) -> bool:
     """``model.build(...)`` or ``model(...)`` as a statement (or assigned): it has its
     variables afterwards."""
     if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
@@ -526,7 +509,7 @@ def _builds(ctx: Tree, statement: cst.CSTNode, code: str) -> bool:
     return ctx.code(func) == code
 
 
-def _variables_changed_later(ctx: Tree, models: list[_Ref]) -> str | None:
+def _variables_changed_later(ctx: MetadataView, models: list[_Ref]) -> str | None:
     """A reason the list of trainable variables may differ at the first step."""
     for node in iter_tree(ctx.module):
         if isinstance(node, cst.Attribute) and node.attr.value == "trainable":

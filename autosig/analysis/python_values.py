@@ -66,6 +66,7 @@ from autosig.analysis.tf_apis import (
     TF_APIS_NEEDING_VALUES,
     TF_DTYPES,
 )
+from autosig.source.metadata import MetadataView
 from autosig.source.project_modules import ModuleResolver
 
 # --- python containers -----------------------------------------------------
@@ -301,11 +302,9 @@ class _Context:
     stack: tuple[FunctionNode, ...] = ()
     cache: dict[tuple[object, ...], _Analysis] = field(default_factory=dict)
     collectors: dict[FunctionNode, _Collector] = field(default_factory=dict)
-    classes: dict[cst.CSTNode, cst.ClassDef] | None = None
     modules: ModuleResolver | None = None
     """Parses another project module by dotted name (None: same-module calls only)."""
     others: dict[str, MetadataWrapper | None] = field(default_factory=dict)
-    other_classes: dict[str, dict[cst.CSTNode, cst.ClassDef]] = field(default_factory=dict)
     memo: dict[tuple[str, int], object] = field(default_factory=dict)
     """Per-module and per-class tables (overrides, attribute values, module constants)."""
     optimistic: bool = False
@@ -325,9 +324,7 @@ class _Context:
         wrapper = self.others[name]
         if wrapper is None:
             return None
-        context = replace(self, wrapper=wrapper, classes=self.other_classes.get(name))
-        self.other_classes[name] = context.enclosing_classes()
-        return context
+        return replace(self, wrapper=wrapper)
 
     def function_named(self, qualname: str) -> FunctionNode | None:
         """``find_function`` in this module, remembered."""
@@ -414,15 +411,14 @@ class _Context:
         return found
 
     def enclosing_class(self, function: FunctionNode) -> cst.ClassDef | None:
-        """The class whose body defines ``function`` directly, if any."""
-        if self.classes is None:
-            self.classes = {}
-            for node in _walk_all(self.wrapper.module):
-                if isinstance(node, cst.ClassDef):
-                    for statement in node.body.body:
-                        if isinstance(statement, cst.FunctionDef):
-                            self.classes[statement] = node
-        return self.classes.get(function)
+        """The class whose body defines ``function`` directly, if any (None for a
+        function of another module)."""
+        key = ("view", id(self.wrapper.module))
+        view = self.memo.get(key)
+        if view is None:
+            view = self.memo[key] = MetadataView(self.wrapper)
+        assert isinstance(view, MetadataView)
+        return view.enclosing_class(function) if isinstance(function, cst.FunctionDef) else None
 
     def cached(self, function: FunctionNode, *rest: Collection[str] | Mapping[str, object]) -> bool:
         return _key(function, *rest) in self.cache
@@ -439,7 +435,7 @@ class _Context:
         key = _key(function, params, tensor_params, dtypes, bounds, converted)
         found = self.cache.get(key)
         if found is None:
-            inner = replace(self, stack=(*self.stack, function), classes=self.enclosing_classes())
+            inner = replace(self, stack=(*self.stack, function))
             found = _Analysis(
                 function,
                 set(params),
@@ -459,12 +455,6 @@ class _Context:
         if isinstance(found, LazyValue):
             found = found()
         return found if isinstance(found, (set, frozenset)) else set()
-
-    def enclosing_classes(self) -> dict[cst.CSTNode, cst.ClassDef]:
-        if self.classes is None:
-            self.enclosing_class(cst.Pass())  # type: ignore[arg-type]
-        assert self.classes is not None
-        return self.classes
 
 
 def _walk_all(root: cst.CSTNode) -> Iterator[cst.CSTNode]:

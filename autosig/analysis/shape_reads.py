@@ -39,7 +39,7 @@ from libcst.metadata import MetadataWrapper, PositionProvider, QualifiedNameSour
 
 from autosig.analysis.python_values import short_code, target_names
 from autosig.analysis.tf_random_apis import draws_per_trace
-from autosig.source.metadata import iter_tree, qualified_names
+from autosig.source.metadata import MetadataView, iter_tree, qualified_names
 from autosig.source.project_modules import ModuleResolver
 
 ReadKind = Literal["control", "python", "tf", "callee"]
@@ -321,6 +321,7 @@ class _Tracer:
         self.positions = wrapper.resolve(PositionProvider)
         self.scopes = wrapper.resolve(ScopeProvider)
         self.module = wrapper.module
+        self.view = MetadataView(wrapper)
         self._classes: dict[str, cst.ClassDef] | None = None
         self._functions: dict[str, cst.FunctionDef] | None = None
         self._instances: dict[str, str] | None = None
@@ -425,15 +426,17 @@ class _Tracer:
         return self.class_method(class_name, "__call__") or self.class_method(class_name, "call")
 
     def enclosing_class(self, function: cst.CSTNode) -> str | None:
+        """The name of the module-level class (as the index has it) ``function`` is a
+        method of, if any."""
+        if not isinstance(function, cst.FunctionDef):
+            return None
         if self._classes is None:
             self._index()
         assert self._classes is not None
-        for name, cls in self._classes.items():
-            if isinstance(cls.body, cst.IndentedBlock) and any(
-                s is function for s in cls.body.body
-            ):
-                return name
-        return None
+        cls = self.view.enclosing_class(function)
+        if cls is None or self._classes.get(cls.name.value) is not cls:
+            return None
+        return cls.name.value
 
     # -- the walk ---------------------------------------------------------------------------
     def scan(
@@ -595,9 +598,9 @@ class _FunctionWalk:
             elif isinstance(node, cst.For) and not self.t.autograph:
                 # autograph turns ``for row in x`` over a tensor into a loop over
                 # tf.shape(x)[0]; without it Python iterates, which needs dimension 0
-                self._iteration(node.iter, node)
+                self._iteration(node.iter)
             elif isinstance(node, cst.CompFor):
-                self._iteration(node.iter, node)
+                self._iteration(node.iter)
 
     def _record(
         self, taint: Taint, dims_if_exact: frozenset[int] | None, node: cst.CSTNode, kind: ReadKind
@@ -861,7 +864,7 @@ class _FunctionWalk:
                 if taint:
                     self._record(taint, frozenset({0}), node, "python")
 
-    def _iteration(self, iterable: cst.BaseExpression, node: cst.CSTNode) -> None:
+    def _iteration(self, iterable: cst.BaseExpression) -> None:
         if isinstance(iterable, cst.Call) or self._is_sequence_value(iterable):
             return  # range(...), zip(...), tf.range(...): the call itself is judged
         taint = self.taint_of(iterable)

@@ -609,7 +609,7 @@ def _plan(
 
     ``try_uncertain`` (``--verify --unsafe-fixes``): tensorize Python values the analysis
     cannot decide, as unsafe fixes;
-    verification keeps or drops them (``autosig.infer.planner``, undecided). ``others``:
+    verification keeps or drops them (``autosig.infer.python_params``, undecided). ``others``:
     the files being fixed that hold no tf.function. A function outside the files being
     fixed whose recorded calls are in them is planned too (its file read, never
     written), for those calls only.

@@ -515,7 +515,7 @@ def _summarise(record: FunctionRecord, retraces: list[Retrace], advice: _Advice)
         elif what == "dtype":
             lines.append(
                 f"{param} changes dtype ({dtype_pairs.get(param, '')}) in {n}"
-                + _advice_dtype(record, dtype_pairs.get(param, ""))
+                + _advice_dtype(dtype_pairs.get(param, ""))
                 + planned
             )
         elif what in ("python_value", "python_varied"):
@@ -818,7 +818,7 @@ def _advice_shape(record: FunctionRecord, dims: tuple[int, ...], fix: str) -> st
     )
 
 
-def _advice_dtype(record: FunctionRecord, pair: str) -> str:
+def _advice_dtype(pair: str) -> str:
     if "float64" in pair:
         return "; fix: cast the inputs to float32 at the call site (e.g. x.astype('float32'))"
     return "; fix: pass one dtype (cast at the call site); autosig never casts silently"
@@ -875,9 +875,7 @@ def explain_profile(
     return explanations
 
 
-def render_text(
-    explanations: list[Explanation], *, limit: int | None = 20, color: bool = False
-) -> str:
+def render_text(explanations: list[Explanation], *, limit: int | None = 20) -> str:
     """The report of ``autosig explain`` (one block per function)."""
     if not explanations:
         return "no tf.function was called while profiling\n"

@@ -19,10 +19,11 @@ from collections.abc import Mapping
 
 from libcst.metadata import MetadataWrapper
 
-from autosig.analysis.optimizer_build import NoBuild, Tree, plan_optimizer_build
+from autosig.analysis.optimizer_build import NoBuild, plan_optimizer_build
 from autosig.infer.plan import BuildFirst, FunctionPlan, Plan
 from autosig.profile.format import FunctionRecord, Profile
 from autosig.source.discover import Source
+from autosig.source.metadata import MetadataView
 
 KERAS3_SINCE = (2, 16)
 """TensorFlow from which ``tf.keras`` is Keras 3 (whose optimizers build lazily)."""
@@ -113,7 +114,7 @@ def _plan_build(wrapper: MetadataWrapper, function, tensorflow: str | None) -> B
             else "the profile does not say which TensorFlow recorded it"
         )
         return BuildFirst(0, False, why_not=why)
-    found = plan_optimizer_build(Tree(wrapper), function)
+    found = plan_optimizer_build(MetadataView(wrapper), function)
     if isinstance(found, NoBuild):
         return BuildFirst(0, False, why_not=found.reason)
     return BuildFirst(0, False, statement="; ".join(found.statements), line=found.line)

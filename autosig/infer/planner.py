@@ -70,7 +70,7 @@ def infer_plan(
         source = parsed.get(record.path)
         if source is None:
             source = parsed[record.path] = Source.parse(sources[record.path], record.path)
-            modules[record.path] = _project_modules(options, record.path)
+            modules[record.path] = ProjectModules.of_profiled(options.root, record.path)
         plan.functions.append(_plan_function(record, source, options, modules[record.path]))
     return plan
 
@@ -82,14 +82,8 @@ def infer_function(
     if not record.editable:
         return library_plan(record, options)
     source = None if source_text is None else Source.parse(source_text, record.path or "")
-    return _plan_function(record, source, options, _project_modules(options, record.path))
-
-
-def _project_modules(options: InferOptions, path: str | None) -> ProjectModules | None:
-    """Where a file's imported project modules are found: beside it, above it, the root."""
-    if options.root is None or not path:
-        return None
-    return ProjectModules.around(options.root / path, options.root)
+    modules = ProjectModules.of_profiled(options.root, record.path)
+    return _plan_function(record, source, options, modules)
 
 
 def _plan_function(

@@ -109,19 +109,19 @@ def plan_rewrites(
     out = DynamicShapes()
     if not isinstance(function, cst.FunctionDef):
         return out
-    candidates: dict[int, tuple[cst.CSTNode, list[ShapeRead]]] = {}
+    candidates: dict[int, cst.CSTNode] = {}
     for reads in use.reads.values():
         for read in reads:
             if read.node is None or read.via or not stands_in_way(read):
                 continue
-            candidates.setdefault(id(read.node), (read.node, []))[1].append(read)
+            candidates.setdefault(id(read.node), read.node)
     if not candidates:
         return out
     walk = _RewriteWalk(wrapper, function, dense, autograph, modules)
     accepted: dict[int, _Candidate] = {}
-    for key, (node, reads) in candidates.items():
+    for key, node in candidates.items():
         try:
-            accepted[key] = walk.candidate(node, reads, free)
+            accepted[key] = walk.candidate(node, free)
         except Refused as exc:
             out.refused[key] = str(exc)
     changed = True
@@ -316,9 +316,7 @@ class _RewriteWalk:
         return where.start.line, where.start.column
 
     # -- the candidate read ----------------------------------------------------------------
-    def candidate(
-        self, node: cst.CSTNode, reads: Sequence[ShapeRead], free: Callable[[str, int], bool]
-    ) -> _Candidate:
+    def candidate(self, node: cst.CSTNode, free: Callable[[str, int], bool]) -> _Candidate:
         code = short_code(node, 200)
         where = f"`{code}` (line {self.line(node)})"
         for ancestor in self._ancestors(node):
@@ -330,7 +328,7 @@ class _RewriteWalk:
             whys, consumers, loops = self.size_uses(node, where)
             return _Candidate(node, self._rewrite(node, code, whys), consumers, loops)
         if isinstance(node, cst.Attribute) and node.attr.value == "shape":
-            return self._unpacking(node, code, where, reads, free)
+            return self._unpacking(node, code, where, free)
         raise Refused(f"{where} is not an `x.shape[i]` read")
 
     def _check_tensor(self, value: cst.BaseExpression, where: str) -> None:
@@ -342,7 +340,6 @@ class _RewriteWalk:
         node: cst.Attribute,
         code: str,
         where: str,
-        reads: Sequence[ShapeRead],
         free: Callable[[str, int], bool],
     ) -> _Candidate:
         statement = self.parents.get(node)
@@ -495,14 +492,14 @@ class _RewriteWalk:
             return True
         if isinstance(expr, cst.Name):
             nodes = self.bindings.get(expr.value, [])
-            return bool(nodes) and all(self._binds_size(expr.value, n) for n in nodes)
+            return bool(nodes) and all(self._binds_size(n) for n in nodes)
         if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, SIZE_OPERATORS):
             return self._is_int_like(expr.left) and self._is_int_like(expr.right)
         if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Minus):
             return self._is_int_like(expr.expression)
         return False
 
-    def _binds_size(self, name: str, node: cst.CSTNode) -> bool:
+    def _binds_size(self, node: cst.CSTNode) -> bool:
         if not isinstance(node, cst.Assign) or len(node.targets) != 1:
             return False
         target = node.targets[0].target
@@ -558,10 +555,10 @@ class _RewriteWalk:
             if isinstance(holder, cst.Return):
                 return
             if isinstance(holder, cst.Arg):
-                return self._argument(holder, sequence, accepted, seen, where)  # type: ignore[arg-type]
+                return self._argument(holder, accepted, seen, where)  # type: ignore[arg-type]
             raise Refused(f"{where} goes into a Python list or tuple")
         if isinstance(parent, cst.Arg) and parent.value is node:
-            return self._argument(parent, node, accepted, seen, where)
+            return self._argument(parent, accepted, seen, where)
         if isinstance(parent, cst.Attribute) and parent.value is node:
             attr = parent.attr.value
             if attr in ("dtype", "ndim"):
@@ -599,7 +596,6 @@ class _RewriteWalk:
     def _argument(
         self,
         arg: cst.Arg,
-        value: cst.CSTNode,
         accepted: set[int],
         seen: set[str],
         where: str,

@@ -28,11 +28,11 @@ from autosig.rewrite.call_sites import (
 )
 from autosig.rewrite.dynamic_shape import shape_rewrite_edits
 from autosig.rewrite.edits import Replacement, apply_edits, nested_edit_keys
-from autosig.rewrite.optimizer_build_fix import optimizer_build_fix
+from autosig.rewrite.optimizer_build_fix import OPTIMIZER_BUILD_KEEPS, optimizer_build_fix
 from autosig.rewrite.signature import SiteEdit, reduce_retracing_edit, signature_edit
 from autosig.rules.base import Rule
 from autosig.rules.context import RuleContext
-from autosig.rules.registry import select_rules
+from autosig.rules.registry import select_rules, skeleton_keeps
 from autosig.rules.run import (
     check_context,
     fix_safety_of,
@@ -157,7 +157,7 @@ def fix_text(
     entries = [f for f in plan.functions if f.path == plan_path] if plan is not None else []
     callers = entries_for_file(plan.functions, plan_path) if plan is not None else []
     # recorded call sites may be anywhere in the file: only the whole file holds them all
-    cut = marked_skeleton(text) if not callers else None
+    cut = marked_skeleton(text, skeleton_keeps() | OPTIMIZER_BUILD_KEEPS) if not callers else None
     if cut is not None:
         try:
             result = _fix_whole(cut.text, path, entries, rules, unsafe_fixes, untouched)

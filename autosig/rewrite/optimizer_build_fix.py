@@ -10,11 +10,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from autosig.analysis.optimizer_build import OptimizerBuild, Tree, plan_optimizer_build
+from autosig.analysis.optimizer_build import OptimizerBuild, plan_optimizer_build
 from autosig.infer.plan import FunctionPlan
 from autosig.rules.context import RuleContext
 from autosig.rules.violation import Violation
 from autosig.source.discover import FunctionSite
+from autosig.source.skeleton import Keep
+
+OPTIMIZER_BUILD_KEEPS = frozenset({Keep.ATTRIBUTE_WRITERS})
+"""What the skeleton ``fix`` parses must keep for this fix: every ``.trainable`` store and
+``M.add``/``M.pop`` in the file (``analysis/optimizer_build.py`` refuses on them)."""
 
 
 @dataclass(frozen=True)
@@ -35,7 +40,7 @@ def optimizer_build_fix(
     build = entry.build_first
     if build is None or build.statement is None or site.function is None:
         return None
-    found = plan_optimizer_build(Tree(ctx.wrapper), site.function)
+    found = plan_optimizer_build(ctx, site.function)
     if not isinstance(found, OptimizerBuild):
         return None  # built already (an earlier pass), or the file changed meanwhile
     description = (

@@ -180,7 +180,7 @@ def _tf_print(ctx: RuleContext, call: cst.Call) -> cst.Call | None:
     for index, arg in enumerate(call.args):
         last = index == len(call.args) - 1
         if arg.keyword is None:
-            pieces = None if arg.star else _split(ctx, arg.value, strip)
+            pieces = None if arg.star else _split(arg.value, strip)
             if pieces is None:
                 args.append(arg)
                 continue
@@ -209,9 +209,7 @@ def _tf_print(ctx: RuleContext, call: cst.Call) -> cst.Call | None:
     return call.with_changes(func=ctx.tf_expr("print"), args=args)
 
 
-def _split(
-    ctx: RuleContext, value: cst.BaseExpression, strip: bool
-) -> list[cst.BaseExpression] | None:
+def _split(value: cst.BaseExpression, strip: bool) -> list[cst.BaseExpression] | None:
     """A formatted string as separate tf.print arguments (None: leave the argument)."""
     if isinstance(value, cst.FormattedString):
         return _split_fstring(value, strip)

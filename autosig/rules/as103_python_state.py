@@ -13,6 +13,7 @@ from autosig.rules.lazy_matchers import m
 from autosig.rules.violation import Violation
 from autosig.source.discover import FunctionSite
 from autosig.source.metadata import iter_tree
+from autosig.source.skeleton import Keep
 
 MESSAGE = (
     "`{target}` in tf.function `{name}` changes Python state only while tracing, not on "
@@ -75,6 +76,8 @@ class PythonState(Rule):
     name = "python-state"
     summary = "Python state (self attribute, global) mutated inside a tf.function"
     fix_safety = "unsafe"
+    # every assignment of a mutated attribute; module names a def rebinds
+    skeleton_keeps = frozenset({Keep.SELF_SETTERS, Keep.GLOBAL_WRITERS})
     VALID = [
         # the same code outside a tf.function
         "class C:\n    def __init__(self):\n        self.n = 0\n"

@@ -11,6 +11,7 @@ from autosig.rules.base import Invalid, Rule
 from autosig.rules.context import RuleContext
 from autosig.rules.plain_python import is_python_iterable
 from autosig.rules.violation import Violation
+from autosig.source.skeleton import Keep
 
 MESSAGE = (
     "`{name}.append()` in a loop of tf.function `{function}`: when the loop runs in the "
@@ -62,6 +63,8 @@ class ListAppendInLoop(Rule):
     name = "list-append-in-loop"
     summary = "Python list appended in a loop inside a tf.function"
     fix_safety = "none"
+    # what a name or attribute is bound to, anywhere in the file
+    skeleton_keeps = frozenset({Keep.SELF_SETTERS, Keep.GLOBAL_WRITERS})
     VALID = [
         # the same code outside a tf.function
         "import tensorflow as tf\ndef f(xs):\n    out = []\n"

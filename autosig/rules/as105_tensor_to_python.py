@@ -10,6 +10,7 @@ from autosig.rules.base import Invalid, Rule
 from autosig.rules.context import RuleContext
 from autosig.rules.plain_python import is_python_value
 from autosig.rules.violation import Violation
+from autosig.source.skeleton import Keep
 
 NUMPY_MESSAGE = (
     "`.numpy()` in tf.function `{name}` fails while tracing: a graph tensor has no value "
@@ -67,6 +68,8 @@ class TensorToPython(Rule):
     name = "tensor-to-python"
     summary = ".numpy(), float(), int() or bool() on a tensor inside a tf.function"
     fix_safety = "none"
+    # what a name or attribute is bound to, anywhere in the file
+    skeleton_keeps = frozenset({Keep.SELF_SETTERS, Keep.GLOBAL_WRITERS})
     VALID = [
         # the same code outside a tf.function
         "import tensorflow as tf\ndef f(x):\n    return float(tf.reduce_max(x)), x.numpy()\n",

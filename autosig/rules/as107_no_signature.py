@@ -11,6 +11,7 @@ from autosig.rules.base import Invalid, Rule
 from autosig.rules.context import RuleContext
 from autosig.rules.violation import Violation
 from autosig.source.discover import FunctionSite
+from autosig.source.skeleton import Keep
 
 RETRACING_KEYWORDS = ("input_signature", "reduce_retracing", "experimental_relax_shapes")
 """Any of these, given explicitly (even ``=False``), is a decision we leave alone."""
@@ -79,6 +80,18 @@ class NoSignature(Rule):
     name = "no-signature"
     summary = "tf.function with neither input_signature nor reduce_retracing"
     fix_safety = "safe"
+    # the shape-use analysis follows traced code into its callees; and AS106's re-created
+    # sites (RuleContext.recreated_sites), which read everything AS106 declares
+    skeleton_keeps = frozenset(
+        {
+            Keep.CALLEES,
+            Keep.LOOP_CALLEES,
+            Keep.REACHED,
+            Keep.GLOBAL_WRITERS,
+            Keep.SELF_SETTERS,
+            Keep.ATTRIBUTE_WRITERS,
+        }
+    )
     VALID = [
         "import tensorflow as tf\n@tf.function(reduce_retracing=True)\ndef f(x):\n    return x\n",
         "import tensorflow as tf\n"

@@ -13,6 +13,7 @@ from typing import ClassVar
 from autosig.rules.context import RuleContext
 from autosig.rules.violation import Violation
 from autosig.source.sites import FixSafety
+from autosig.source.skeleton import Keep
 
 
 @dataclass(frozen=True)
@@ -39,6 +40,10 @@ class Rule:
     summary: ClassVar[str]
     """One line for tables: what the rule finds."""
     fix_safety: ClassVar[FixSafety] = "none"
+    skeleton_keeps: ClassVar[frozenset[Keep]] = frozenset()
+    """What the rule reads beyond the traced code, so the skeleton ``check`` and ``fix``
+    parse keeps it (``source.skeleton.Keep``); written as ``frozenset({Keep.X, ...})`` so
+    the registry reads it without importing the rule."""
     VALID: ClassVar[list[str]] = []
     INVALID: ClassVar[list[Invalid]] = []
 

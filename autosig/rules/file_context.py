@@ -35,9 +35,6 @@ C = TypeVar("C", bound="FileContext")
 TENSORFLOW_MODULES = ("tensorflow", "tensorflow.compat.v2", "tensorflow.compat.v1")
 """Modules whose alias can spell ``<alias>.print``, ``<alias>.random``, ``<alias>.Variable``."""
 
-LOOPS = (cst.For, cst.While)
-SCOPES = (cst.FunctionDef, cst.Lambda, cst.ClassDef, cst.Module)
-
 
 class FileContext(MetadataView):
     """One parsed file plus everything rules need to inspect and fix it (but the facts
@@ -95,30 +92,6 @@ class FileContext(MetadataView):
             body.visit(collector)
             for node in collector.found:
                 yield site, node  # type: ignore[misc]
-
-    def enclosing_function(self, node: cst.CSTNode) -> cst.FunctionDef | cst.Lambda | None:
-        for ancestor in self.ancestors(node):
-            if isinstance(ancestor, (cst.FunctionDef, cst.Lambda)):
-                return ancestor
-            if isinstance(ancestor, (cst.ClassDef, cst.Module)):
-                return None
-        return None
-
-    def enclosing_loop(self, node: cst.CSTNode) -> cst.For | cst.While | None:
-        """The innermost loop around ``node`` within its own function (None if none)."""
-        for ancestor in self.ancestors(node):
-            if isinstance(ancestor, LOOPS):
-                return ancestor
-            if isinstance(ancestor, SCOPES):
-                return None
-        return None
-
-    def enclosing_class(self, function: cst.FunctionDef) -> cst.ClassDef | None:
-        """The class ``function`` is a method of (directly in its body), else None."""
-        parent = self.parent(function)
-        if isinstance(parent, (cst.IndentedBlock, cst.SimpleStatementSuite)):
-            parent = self.parent(parent)
-        return parent if isinstance(parent, cst.ClassDef) else None
 
     # -- fixes ---------------------------------------------------------------------------
     def tf_expr(self, dotted: str) -> cst.BaseExpression:

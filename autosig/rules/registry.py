@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from autosig.errors import AutosigError
 from autosig.source.codes import ALL_CODES, STATIC_CODES, CodeDoc, code_doc, selected_codes
 from autosig.source.sites import FixSafety
+from autosig.source.skeleton import Keep
 
 if TYPE_CHECKING:
     from autosig.rules.base import Rule
@@ -51,6 +52,9 @@ class StaticDoc:
         self.name: str = fields["name"]
         self.summary: str = fields["summary"]
         self.fix_safety: FixSafety = fields.get("fix_safety", "none")
+        self.skeleton_keeps: frozenset[Keep] = frozenset(
+            Keep[name] for name in fields.get("skeleton_keeps", ())
+        )
         self.__doc__ = fields.get("__doc__")
 
     def load(self) -> type[Rule]:
@@ -81,6 +85,19 @@ def _class_fields(module: str, class_name: str) -> dict[str, Any]:
                     and isinstance(stmt.value, ast.Constant)
                 ):
                     fields[stmt.targets[0].id] = stmt.value.value
+                elif (
+                    isinstance(stmt, ast.Assign)
+                    and len(stmt.targets) == 1
+                    and isinstance(stmt.targets[0], ast.Name)
+                    and stmt.targets[0].id == "skeleton_keeps"
+                ):
+                    fields["skeleton_keeps"] = [
+                        n.attr
+                        for n in ast.walk(stmt.value)
+                        if isinstance(n, ast.Attribute)
+                        and isinstance(n.value, ast.Name)
+                        and n.value.id == "Keep"
+                    ]
             if {"name", "summary"} <= fields.keys():
                 return fields
     return _imported_fields(module, class_name)
@@ -95,6 +112,7 @@ def _imported_fields(module: str, class_name: str) -> dict[str, Any]:
         "name": rule.name,
         "summary": rule.summary,
         "fix_safety": rule.fix_safety,
+        "skeleton_keeps": [keep.name for keep in rule.skeleton_keeps],
         "__doc__": rule.__doc__,
     }
 
@@ -150,6 +168,13 @@ def rule_doc(code: str) -> str:
 def _entry(code: str) -> StaticDoc | CodeDoc:
     entry = code_doc(code)
     return entry if entry is not None else _static_doc(code.strip().upper())
+
+
+def skeleton_keeps() -> frozenset[Keep]:
+    """What the skeleton keeps for ``check`` and ``fix``: what any static rule declares it
+    reads beyond the traced code (read from the rules' source, nothing imported). Every
+    rule's, not only the selected ones': AS107 and the fix engine share AS106's facts."""
+    return frozenset().union(*(_static_doc(code).skeleton_keeps for code in STATIC_CODES))
 
 
 def select_rules(

@@ -11,7 +11,7 @@ import libcst as cst
 
 from autosig.rules.base import Rule
 from autosig.rules.context import RuleContext
-from autosig.rules.registry import select_rules
+from autosig.rules.registry import select_rules, skeleton_keeps
 from autosig.rules.violation import Violation
 from autosig.source.discover import FunctionSite
 from autosig.source.sites import Finding, FixSafety
@@ -89,11 +89,11 @@ def check_text(
 ) -> list[Finding]:
     """Static findings for one file's text (AutosigError if it does not parse).
 
-    Works on ``skeleton(text)``: same lines, irrelevant functions blanked, same findings
-    at a fraction of libcst's metadata cost.
+    Works on ``skeleton(text)``: same lines, irrelevant functions blanked (all but what
+    the rules declare they read), same findings at a fraction of libcst's metadata cost.
     """
     rules = select_rules(select, ignore)
     if not rules:
         return []
-    ctx = RuleContext.from_text(skeleton(text), path)
+    ctx = RuleContext.from_text(skeleton(text, skeleton_keeps()), path)
     return [violation_to_finding(ctx, r, v) for r, v in check_context(ctx, rules)]

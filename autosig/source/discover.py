@@ -21,7 +21,7 @@ from libcst.metadata import (
 )
 
 from autosig.errors import AutosigError
-from autosig.source.metadata import ParentProvider, qualified_names
+from autosig.source.metadata import MetadataView, ParentProvider, qualified_names
 from autosig.source.sites import Site
 
 TF_FUNCTION_NAMES = frozenset(
@@ -100,9 +100,10 @@ def _is_tf_function_name(q: QualifiedName) -> bool:
 class _SiteCollector(cst.CSTVisitor):
     METADATA_DEPENDENCIES = METADATA
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, view: MetadataView) -> None:
         super().__init__()
         self.path = path
+        self.view = view
         self.sites: list[FunctionSite] = []
         self._handled_calls: set[int] = set()
 
@@ -123,7 +124,7 @@ class _SiteCollector(cst.CSTVisitor):
         return pos.line, pos.column + 1
 
     def _parent(self, node: cst.CSTNode) -> cst.CSTNode | None:
-        return self.get_metadata(ParentProvider, node, None)
+        return self.view.parent(node)
 
     def qualname_of(self, node: cst.FunctionDef | cst.Lambda | cst.ClassDef) -> str:
         """``__qualname__`` as Python would compute it for ``node``."""
@@ -144,27 +145,16 @@ class _SiteCollector(cst.CSTVisitor):
         return ".".join(reversed(parts))
 
     def _is_method(self, node: cst.FunctionDef) -> bool:
-        parent = self._parent(node)
-        if isinstance(parent, cst.IndentedBlock):
-            parent = self._parent(parent)
-        elif isinstance(parent, cst.SimpleStatementSuite):
-            parent = self._parent(parent)
-        return isinstance(parent, cst.ClassDef)
-
-    def _enclosing(self, node: cst.CSTNode, kinds: tuple[type, ...]) -> cst.CSTNode | None:
-        current = self._parent(node)
-        while current is not None and not isinstance(current, kinds):
-            current = self._parent(current)
-        return current
+        return self.view.enclosing_class(node) is not None
 
     def _in_loop(self, node: cst.CSTNode) -> bool:
-        current = self._parent(node)
-        while current is not None:
-            if isinstance(current, LOOP_NODES):
+        """Inside a loop or comprehension, through any functions around it, up to its
+        class or module."""
+        for ancestor in self.view.ancestors(node):
+            if isinstance(ancestor, LOOP_NODES):
                 return True
-            if isinstance(current, (cst.ClassDef, cst.Module)):
+            if isinstance(ancestor, (cst.ClassDef, cst.Module)):
                 return False
-            current = self._parent(current)
         return False
 
     @staticmethod
@@ -197,7 +187,7 @@ class _SiteCollector(cst.CSTVisitor):
             and isinstance(expr.value, cst.Name)
             and expr.value.value in ("self", "cls")
         ):
-            klass = self._enclosing(at, (cst.ClassDef,))
+            klass = next((a for a in self.view.ancestors(at) if isinstance(a, cst.ClassDef)), None)
             if isinstance(klass, cst.ClassDef):
                 for stmt in klass.body.body:
                     if isinstance(stmt, cst.FunctionDef) and stmt.name.value == expr.attr.value:
@@ -320,7 +310,7 @@ def _wrapped_argument(call: cst.Call) -> cst.BaseExpression | None:
 
 def discover_sites(wrapper: MetadataWrapper, path: str) -> list[FunctionSite]:
     """Every tf.function site in ``wrapper.module``, in source order."""
-    collector = _SiteCollector(path)
+    collector = _SiteCollector(path, MetadataView(wrapper))
     wrapper.visit(collector)
     return sorted(collector.sites, key=lambda s: (s.site.line, s.site.col))
 

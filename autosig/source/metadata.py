@@ -85,10 +85,15 @@ def qualified_names(
     return scope.get_qualified_names_for(node) if scope is not None else set()
 
 
+LOOPS = (cst.For, cst.While)
+SCOPES = (cst.FunctionDef, cst.Lambda, cst.ClassDef, cst.Module)
+
+
 class MetadataView:
     """One parsed file and the metadata questions asked of it (parents, positions,
-    qualified names), answered from one wrapper: the base of the rules' ``RuleContext``
-    and of the analyses that read a file without the rules' machinery."""
+    qualified names, the function, loop or class around a node), answered from one
+    wrapper: the base of the rules' context and of the analyses that read a file without
+    the rules' machinery."""
 
     def __init__(self, wrapper: MetadataWrapper) -> None:
         self.wrapper = wrapper
@@ -122,3 +127,29 @@ class MetadataView:
 
     def code(self, node: cst.CSTNode) -> str:
         return self.module.code_for_node(node)
+
+    # -- the scope around a node -------------------------------------------------------
+    def enclosing_function(self, node: cst.CSTNode) -> cst.FunctionDef | cst.Lambda | None:
+        """The def or lambda ``node`` is in (None at module or class level)."""
+        for ancestor in self.ancestors(node):
+            if isinstance(ancestor, (cst.FunctionDef, cst.Lambda)):
+                return ancestor
+            if isinstance(ancestor, (cst.ClassDef, cst.Module)):
+                return None
+        return None
+
+    def enclosing_loop(self, node: cst.CSTNode) -> cst.For | cst.While | None:
+        """The innermost loop around ``node`` within its own function (None if none)."""
+        for ancestor in self.ancestors(node):
+            if isinstance(ancestor, LOOPS):
+                return ancestor
+            if isinstance(ancestor, SCOPES):
+                return None
+        return None
+
+    def enclosing_class(self, function: cst.FunctionDef) -> cst.ClassDef | None:
+        """The class ``function`` is a method of (directly in its body), else None."""
+        parent = self.parent(function)
+        if isinstance(parent, (cst.IndentedBlock, cst.SimpleStatementSuite)):
+            parent = self.parent(parent)
+        return parent if isinstance(parent, cst.ClassDef) else None

@@ -45,6 +45,14 @@ class ProjectModules:
         ]
         return cls(roots)
 
+    @classmethod
+    def of_profiled(cls, root: Path | None, path: str | None) -> ProjectModules | None:
+        """Where a profiled file's imported project modules are found (``path`` relative to
+        the profile's ``root``): beside it, above it, the root; None without either."""
+        if root is None or not path:
+            return None
+        return cls.around(root / path, root)
+
     def __call__(self, dotted: str) -> MetadataWrapper | None:
         if dotted not in self._cache:
             self._cache[dotted] = self._load(dotted)

@@ -8,19 +8,16 @@ stub (``def name(*args, **kwargs): ...``) when the kept code names it. Line and
 column numbers are unchanged, so findings are identical. ``fix`` parses a marked skeleton
 (``marked_skeleton``) and puts the cut lines back into its output.
 
-What is kept: every statement that is not a def/class (imports, assignments, loops), a
-def/class whose text may hold a site (``files.PREFILTER`` or a name imported as
-tensorflow's ``function``); in a kept class, the methods that hold a site, ``__init__``,
-and every method assigning a ``self`` attribute those use; any def named as the
-target of a ``function(...)`` call form in the kept text (found with ``ast``), every
-def a loop creating a tf.function calls, every def a kept def calls (the shape-use
-analysis follows traced code into them), the methods a kept method calls through
-``self``, and the top-level defs those reach by name
-(AS106's hoist reads them); every def with a ``global`` statement (it rebinds module
-names the hoist and AS103 check); and every def that stores into, deletes or mutates
-an attribute the kept code reads through ``self``, or uses setattr/vars/__dict__
-(AS106's per-instance cache must see every change to what the trace reads). A
-file ``ast`` cannot parse is returned whole (libcst then reports it, or parses syntax
+What is always kept: every statement that is not a def/class (imports, assignments,
+loops), a def/class whose text may hold a site (``files.PREFILTER`` or a name imported as
+tensorflow's ``function``), any def named as the target of a ``function(...)`` call form
+in the kept text (found with ``ast``), and in a kept class the methods that hold a site
+and ``__init__``. What else a rule reads beyond the traced code it declares
+(``Rule.skeleton_keeps``, one ``Keep`` each), and the skeleton keeps what the caller
+asks for: the defs and methods traced code calls, those a loop creating a tf.function
+calls, the defs those reach by name, the defs with a ``global`` statement, the methods
+setting a ``self`` attribute the kept ones use, the defs changing what kept code reads.
+A file ``ast`` cannot parse is returned whole (libcst then reports it, or parses syntax
 newer than this Python's).
 """
 
@@ -29,9 +26,32 @@ from __future__ import annotations
 import ast
 import re
 import secrets
+from collections.abc import Collection
 from dataclasses import dataclass
+from enum import Enum
 
 from autosig.source.files import PREFILTER
+
+
+class Keep(Enum):
+    """What a rule may read beyond the traced code, so the skeleton must keep it."""
+
+    CALLEES = "the defs a kept def calls and the methods a kept method calls through self"
+    """An analysis follows traced code into them (a helper reading ``x.shape[0]``)."""
+    LOOP_CALLEES = "the defs a loop creating a tf.function calls"
+    """A helper the loop calls may change what the trace reads."""
+    REACHED = "the top-level defs the defs kept for a call reach by name"
+    """What a wrapped function calls decides whether moving its creation is safe."""
+    GLOBAL_WRITERS = "the defs with a global statement"
+    """They rebind module names: scope analysis must see those bindings."""
+    SELF_SETTERS = "the methods of a kept class assigning a self attribute kept methods use"
+    """Every assignment of an attribute traced code reads (is it mutated, a tensor?)."""
+    ATTRIBUTE_WRITERS = "the defs that change an attribute kept code reads, or a name it uses"
+    """Stores, deletes, mutating calls, setattr/vars/__dict__: every change to what a
+    trace reads."""
+
+
+ALL = frozenset(Keep)
 
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 _WORD = re.compile(r"[A-Za-z_]\w*")
@@ -87,8 +107,7 @@ def _attribute_writes(node: ast.AST) -> tuple[set[str], set[str]]:
     deleted, item-stored or mutated through (``p.limit = 2``, ``self.cfg["a"] = 1``,
     ``self.items.append(x)``), the outside names at the root of such a change
     (``CFG["k"] += 1``), and ``"*"`` for setattr/vars/__dict__ (among the attributes).
-    AS106's per-instance cache is safe only if no code of the file changes what the
-    cached trace reads. Returns (attribute names, root names)."""
+    For ``Keep.ATTRIBUTE_WRITERS``. Returns (attribute names, root names)."""
     names: set[str] = set()
     roots: set[str] = set()
     local = _local_names(node)
@@ -136,13 +155,13 @@ def _local_names(node: ast.AST) -> set[str]:
 
 
 def _class_members_to_drop(
-    node: ast.ClassDef, lines: list[str], local: re.Pattern[str] | None
+    node: ast.ClassDef, lines: list[str], local: re.Pattern[str] | None, keep: Collection[Keep]
 ) -> list[ast.stmt]:
-    """Methods of a kept class that neither hold a site nor set an attribute one uses.
+    """Methods of a kept class that neither hold a site nor are asked for by ``keep``.
 
     Rules look at the rest of the class only for the ``self.<attr>`` the traced methods
-    use (AS103 needs every assignment of a mutated attribute, AS104/AS105 whether it
-    holds a tensor), so every method assigning such an attribute is kept.
+    use (every assignment of one: ``SELF_SETTERS``; every change: ``ATTRIBUTE_WRITERS``)
+    and the methods they call (``CALLEES``).
     """
     methods = [m for m in node.body if isinstance(m, _DEFS)]
     texts = {id(m): "".join(lines[_span(m)[0] - 1 : _span(m)[1]]) for m in methods}
@@ -152,13 +171,17 @@ def _class_members_to_drop(
     # methods the traced ones call (self.helper(x)), and those they call: the shape-use
     # analysis follows them
     called = [m for m in methods if m.name in used and m not in relevant]
-    while called:
+    while called and Keep.CALLEES in keep:
         relevant.extend(called)
         used |= {a for m in called for a in _SELF_USE.findall(texts[id(m)])}
         called = [m for m in methods if m.name in used and m not in relevant]
     drop = []
     for m in methods:
-        if m in relevant or _self_stores(m) & used or _attribute_writes(m)[0] & (used | {"*"}):
+        if (
+            m in relevant
+            or (Keep.SELF_SETTERS in keep and _self_stores(m) & used)
+            or (Keep.ATTRIBUTE_WRITERS in keep and _attribute_writes(m)[0] & (used | {"*"}))
+        ):
             continue
         drop.append(m)
     if len(drop) == len(node.body):
@@ -207,8 +230,7 @@ def _is_function(func: ast.expr, local: set[str]) -> bool:
 
 
 def _loop_callees(nodes: list[ast.stmt], local: set[str]) -> set[str]:
-    """Names called in loops that create a tf.function: AS106's hoist reads those defs
-    (a helper the loop calls may change what the trace reads)."""
+    """Names called in loops that create a tf.function (``Keep.LOOP_CALLEES``)."""
     loops = (ast.For, ast.AsyncFor, ast.While)
     names: set[str] = set()
     for node in nodes:
@@ -247,11 +269,8 @@ def _is_own_attribute(node: ast.AST) -> bool:
 
 
 def _reached(seeds: set[str], tree: ast.Module) -> set[str]:
-    """Top-level defs reached from ``seeds`` through the names their bodies read.
-
-    AS106's hoist follows a wrapped function into the defs of the file it calls (what
-    they read decides whether the move is safe), so those must not be cut.
-    """
+    """Top-level defs reached from ``seeds`` through the names their bodies read
+    (``Keep.REACHED``)."""
     defs = {n.name: n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
     reached: set[str] = set()
     pending = [name for name in seeds if name in defs]
@@ -271,7 +290,9 @@ def _declares_global(node: ast.stmt) -> bool:
     return any(isinstance(n, ast.Global) for n in ast.walk(node))
 
 
-def _cut_lines(text: str) -> tuple[list[str], list[bool], dict[int, str]] | None:
+def _cut_lines(
+    text: str, keep: Collection[Keep]
+) -> tuple[list[str], list[bool], dict[int, str]] | None:
     """(lines with endings, cut flag per line number from 1, stub per cut def's first
     line), or None if nothing is cut."""
     try:
@@ -296,14 +317,17 @@ def _cut_lines(text: str) -> tuple[list[str], list[bool], dict[int, str]] | None
             drop.append(node)
             continue
         if isinstance(node, ast.ClassDef):
-            drop.extend(_class_members_to_drop(node, lines, local))
+            drop.extend(_class_members_to_drop(node, lines, local, keep))
         kept_text.append("".join(lines[span[0] - 1 : span[1]]))
         kept_nodes.append(node)
     kept = "".join(kept_text)
     wanted = _function_call_names(kept_nodes, names)
-    wanted |= _loop_callees(kept_nodes, names)
-    wanted |= _called_in_defs(kept_nodes)
-    wanted |= _reached(wanted, tree)
+    if Keep.LOOP_CALLEES in keep:
+        wanted |= _loop_callees(kept_nodes, names)
+    if Keep.CALLEES in keep:
+        wanted |= _called_in_defs(kept_nodes)
+    if Keep.REACHED in keep:
+        wanted |= _reached(wanted, tree)
     # a stub keeps a cut def's name bound for scope analysis; a name the kept code
     # never mentions needs none (thousands of tiny defs would cost a node each)
     referenced = set(_WORD.findall(kept))
@@ -311,11 +335,14 @@ def _cut_lines(text: str) -> tuple[list[str], list[bool], dict[int, str]] | None
     heads: dict[int, str] = {}
     read = set(_SELF_USE.findall(kept)) | {"*"}  # what kept code reads through self
     for node in drop:
-        if node.name in wanted or _declares_global(node):  # type: ignore[attr-defined]
+        if node.name in wanted:  # type: ignore[attr-defined]
             continue
-        attributes, roots = _attribute_writes(node)
-        if attributes & read or roots & referenced:
-            continue  # it may change what a cached per-call function reads
+        if Keep.GLOBAL_WRITERS in keep and _declares_global(node):
+            continue
+        if Keep.ATTRIBUTE_WRITERS in keep:
+            attributes, roots = _attribute_writes(node)
+            if attributes & read or roots & referenced:
+                continue  # it may change what a cached per-call function reads
         start, end = _span(node)
         for number in range(start, end + 1):
             cut[number] = True
@@ -337,14 +364,15 @@ def _ending(line: str) -> str:
     return line[len(line.rstrip("\r\n")) :]
 
 
-def skeleton(text: str) -> str:
-    """``text`` with the defs/classes that cannot hold a site blanked out.
+def skeleton(text: str, keep: Collection[Keep] = ALL) -> str:
+    """``text`` with the defs/classes that cannot hold a site, and that ``keep`` does not
+    ask for, blanked out.
 
     Each keeps a one-line stub on its first line, as in ``marked_skeleton``: a name
-    bound by a cut def stays bound, so AS106 judges a hoist (and so AS107 what is
-    re-created) the same as on the whole file.
+    bound by a cut def stays bound, so scope analysis (which counts a name's bindings)
+    sees the same as on the whole file.
     """
-    found = _cut_lines(text)
+    found = _cut_lines(text, keep)
     if found is None:
         return text
     lines, cut, heads = found
@@ -363,7 +391,7 @@ class MarkedSkeleton:
     wherever libcst moves their neighbours, so after fixing, each marker is replaced by
     the original line it stands for (``restore``). A cut def's own line becomes a stub
     (``def name(*args, **kwargs): ...  # <marker> <n>``), so scope analysis sees the
-    name bound as often as in the whole file (AS106's hoist counts bindings). Fixes
+    name bound as often as in the whole file (a hoist counts bindings). Fixes
     that dropped or duplicated a marker cannot be put back: ``restore`` then returns
     None and the caller fixes the whole file instead.
     """
@@ -394,9 +422,9 @@ class MarkedSkeleton:
         return "".join(out)
 
 
-def marked_skeleton(text: str) -> MarkedSkeleton | None:
+def marked_skeleton(text: str, keep: Collection[Keep] = ALL) -> MarkedSkeleton | None:
     """The skeleton of ``text`` for fixing, or None when nothing can be cut."""
-    found = _cut_lines(text)
+    found = _cut_lines(text, keep)
     if found is None:
         return None
     lines, cut, heads = found

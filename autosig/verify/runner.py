@@ -681,7 +681,7 @@ def _outcome(
     outcome.effects = effects
     if not effects.equal:
         outcome.status = "not equivalent"
-        outcome.detail = _effects_detail(effects, len(old_calls), len(new_calls))
+        outcome.detail = _effects_detail(effects, len(old_calls))
         if crashed and effects.kind == "exception" and effects.first_call == len(new_calls) - 1:
             outcome.status = "could not run"  # it raised, and the program died of it
     elif comparison.status == "not equivalent":
@@ -824,7 +824,7 @@ def _xla_not_applicable(
     return ""
 
 
-def _effects_detail(effects: EffectsComparison, old_n: int, new_n: int) -> str:
+def _effects_detail(effects: EffectsComparison, old_n: int) -> str:
     call = effects.first_call
     where = f"call {call + 1} of {old_n}" if call is not None else "calls"
     if effects.kind == "calls":

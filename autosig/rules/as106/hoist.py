@@ -49,8 +49,8 @@ import libcst as cst
 from libcst.metadata import Assignment, ImportAssignment, ScopeProvider
 
 from autosig.analysis.attribute_writes import MUTATORS
-from autosig.rules.file_context import LOOPS, FileContext
-from autosig.source.metadata import children, iter_tree
+from autosig.rules.file_context import FileContext
+from autosig.source.metadata import LOOPS, children, iter_tree
 from autosig.source.sites import FixSafety
 
 PURE_CALLS = frozenset(

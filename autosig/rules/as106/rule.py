@@ -11,6 +11,7 @@ from collections.abc import Iterable
 from autosig.rules.base import Invalid, Rule
 from autosig.rules.context import RuleContext
 from autosig.rules.violation import Violation
+from autosig.source.skeleton import Keep
 
 
 class FunctionCreatedPerCall(Rule):
@@ -93,6 +94,18 @@ class FunctionCreatedPerCall(Rule):
     name = "function-created-per-call"
     summary = "tf.function created inside a loop or on every call"
     fix_safety = "safe"
+    # the hoist follows the wrapped function into what it calls and what the loop calls;
+    # the cache needs every write to what its trace reads (rules/as106/sites.py)
+    skeleton_keeps = frozenset(
+        {
+            Keep.CALLEES,
+            Keep.LOOP_CALLEES,
+            Keep.REACHED,
+            Keep.GLOBAL_WRITERS,
+            Keep.SELF_SETTERS,
+            Keep.ATTRIBUTE_WRITERS,
+        }
+    )
     VALID = [
         "import tensorflow as tf\ndef step(x):\n    return x\nfast = tf.function(step)\n"
         "for x in range(3):\n    fast(x)\n",
