@@ -17,3 +17,7 @@ class AutosigError(Exception):
         self.path = path
         self.message = message
         super().__init__(f"{path}: {message}" if path else message)
+
+    def __reduce__(self) -> tuple[type[AutosigError], tuple[str, str | None]]:
+        """Keep ``message`` and ``path`` apart through pickling (worker processes)."""
+        return (type(self), (self.message, self.path))

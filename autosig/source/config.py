@@ -49,6 +49,7 @@ _TOP_KEYS = (
     "jobs",
     "functions",
     "max-file-size",
+    "cache-dir",
 )
 _FUNCTION_KEYS = ("relax", "params")
 _PARAM_KEYS = ("relax",)
@@ -79,6 +80,8 @@ class Config:
     max_file_size: int = DEFAULT_MAX_FILE_SIZE
     """Files over this many bytes are skipped with a warning (0: no limit)."""
     function_overrides: Mapping[str, FunctionOverride] = field(default_factory=dict)
+    cache_dir: Path | None = None
+    """Where the result cache lives (None: the default, see ``source.cache``)."""
     source: Path | None = None
     """The file these settings came from (None: built-in defaults)."""
 
@@ -270,6 +273,10 @@ def _parse(settings: dict[str, Any], source: Path, prefix: str) -> Config:
     except ValueError as exc:
         raise fail("max-file-size", f"{exc} (0 = no limit)") from None
 
+    cache_dir = settings.get("cache-dir")
+    if cache_dir is not None and (not isinstance(cache_dir, str) or not cache_dir):
+        raise fail("cache-dir", f"expected a folder name, got {cache_dir!r}")
+
     overrides: dict[str, FunctionOverride] = {}
     raw_functions = settings.get("functions", {})
     if not isinstance(raw_functions, dict):
@@ -300,8 +307,9 @@ def _parse(settings: dict[str, Any], source: Path, prefix: str) -> Config:
         normalised = f"{path_part.removeprefix('./')}::{qualname}"
         overrides[normalised] = FunctionOverride(relax=function_relax, params=params)
 
+    root = Path(os.path.abspath(source.parent))
     return Config(
-        root=Path(os.path.abspath(source.parent)),
+        root=root,
         select=select,
         ignore=ignore,
         exclude=exclude,
@@ -311,6 +319,7 @@ def _parse(settings: dict[str, Any], source: Path, prefix: str) -> Config:
         jobs=jobs,
         max_file_size=max_file_size,
         function_overrides=overrides,
+        cache_dir=root / cache_dir if cache_dir is not None else None,
         source=source,
     )
 

@@ -38,6 +38,7 @@ DEFAULT_EXCLUDES = (
     "build",
     "dist",
     ".autosig",
+    ".autosig_cache",
     "*.egg-info",
 )
 
@@ -112,22 +113,37 @@ def decode_source(data: bytes, path: Path | str) -> tuple[str, str, bool]:
     return text, encoding, bom
 
 
-def read_source(path: Path | str) -> SourceFile:
-    """Read a source file; every failure becomes a one-line AutosigError naming it."""
+def read_bytes(path: Path | str) -> bytes:
+    """A source file's bytes; every failure becomes a one-line AutosigError naming it."""
     p = Path(path)
     try:
         if p.is_dir():
             raise AutosigError("is a directory, not a Python file", str(p))
-        data = p.read_bytes()
-        mode = stat.S_IMODE(p.stat().st_mode)
+        return p.read_bytes()
     except AutosigError:
         raise
-    except FileNotFoundError:
-        raise AutosigError("no such file (was it deleted during the run?)", str(p)) from None
-    except PermissionError:
-        raise AutosigError("permission denied while reading", str(p)) from None
     except OSError as exc:
-        raise AutosigError(f"cannot read: {exc.strerror or exc}", str(p)) from None
+        raise _read_error(exc, p) from None
+
+
+def _read_error(exc: OSError, path: Path) -> AutosigError:
+    if isinstance(exc, FileNotFoundError):
+        return AutosigError("no such file (was it deleted during the run?)", str(path))
+    if isinstance(exc, PermissionError):
+        return AutosigError("permission denied while reading", str(path))
+    return AutosigError(f"cannot read: {exc.strerror or exc}", str(path))
+
+
+def read_source(path: Path | str, data: bytes | None = None) -> SourceFile:
+    """Read (or, given its ``data``, decode) a source file; every failure becomes a
+    one-line AutosigError naming it."""
+    p = Path(path)
+    if data is None:
+        data = read_bytes(p)
+    try:
+        mode = stat.S_IMODE(p.stat().st_mode)
+    except OSError as exc:
+        raise _read_error(exc, p) from None
     text, encoding, bom = decode_source(data, p)
     return SourceFile(path=p, text=text, encoding=encoding, bom=bom, mode=mode)
 

@@ -10,14 +10,17 @@ Keras, ...) are not the project's and stay unknown.
 from __future__ import annotations
 
 import functools
+import json
 from collections.abc import Callable, Iterable
 from pathlib import Path
-
-from libcst.metadata import MetadataWrapper
+from typing import TYPE_CHECKING
 
 from autosig.errors import AutosigError
-from autosig.source.discover import parse_module
+from autosig.source.cache import file_digest, note_dependency
 from autosig.source.files import read_source
+
+if TYPE_CHECKING:  # libcst: imported when a module is parsed, not to answer the cache
+    from libcst.metadata import MetadataWrapper
 
 ModuleResolver = Callable[[str], "MetadataWrapper | None"]
 """Dotted module name -> the parsed module, None when it is not the project's."""
@@ -47,10 +50,12 @@ class ProjectModules:
 
     def __call__(self, dotted: str) -> MetadataWrapper | None:
         if dotted not in self._cache:
+            note_dependency(f"{__name__}:module_digest", _question(self.roots, dotted))
             self._cache[dotted] = self._load(dotted)
         return self._cache[dotted]
 
-    def _load(self, dotted: str) -> MetadataWrapper | None:
+    def locate(self, dotted: str) -> Path | None:
+        """The file of module ``dotted`` under the roots (the first found), if any."""
         parts = dotted.lstrip(".").split(".")
         if not all(part.isidentifier() for part in parts):
             return None
@@ -60,11 +65,29 @@ class ProjectModules:
                 root.joinpath(*parts, "__init__.py"),
             ):
                 if candidate.is_file():
-                    stat = candidate.stat()
-                    if stat.st_size > MAX_BYTES:
-                        return None
-                    return _parse(str(candidate), stat.st_mtime_ns, stat.st_size)
+                    return candidate
         return None
+
+    def _load(self, dotted: str) -> MetadataWrapper | None:
+        candidate = self.locate(dotted)
+        if candidate is None:
+            return None
+        stat = candidate.stat()
+        if stat.st_size > MAX_BYTES:
+            return None
+        return _parse(str(candidate), stat.st_mtime_ns, stat.st_size)
+
+
+def _question(roots: list[Path], dotted: str) -> str:
+    return json.dumps([dotted, *map(str, roots)])
+
+
+def module_digest(question: str) -> str:
+    """For the result cache: which file module ``dotted`` is under ``roots`` (the
+    question, as ``_question`` writes it), and the hash of its bytes ("" when none)."""
+    dotted, *roots = json.loads(question)
+    found = ProjectModules(Path(root) for root in roots).locate(dotted)
+    return "" if found is None else f"{found}\0{file_digest(found)}"
 
 
 @functools.lru_cache(maxsize=64)
@@ -72,6 +95,10 @@ def _parse(path: str, mtime_ns: int, size: int) -> MetadataWrapper | None:
     """One parse per file version, shared by every file and every fix pass that calls into
     it (``fix`` re-reads its own file after each pass; the modules it imports stay put)."""
     del mtime_ns, size  # the cache key: a changed file is parsed again
+    from libcst.metadata import MetadataWrapper
+
+    from autosig.source.discover import parse_module
+
     try:
         return MetadataWrapper(parse_module(read_source(path).text, path), unsafe_skip_copy=True)
     except (AutosigError, OSError, UnicodeError):
