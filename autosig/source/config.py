@@ -107,6 +107,8 @@ class Config:
 
     def is_excluded(self, path: Path | str) -> bool:
         """Whether a config ``exclude`` glob matches ``path`` relative to ``root``."""
+        if not self.exclude:
+            return False
         relative = self.relative(path)
         return any(path_matches(relative, pattern) for pattern in self.exclude)
 
