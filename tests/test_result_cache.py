@@ -16,9 +16,9 @@ import pytest
 from click.testing import CliRunner, Result
 
 from autosig.cli import cli
+from autosig.rules import check_cache as result_cache
 from autosig.rules import run as rules_run
-from autosig.source import cache as result_cache
-from autosig.source.cache import CACHE_DIR_NAME, ResultCache, package_fingerprint
+from autosig.rules.check_cache import CACHE_DIR_NAME, ResultCache, package_fingerprint
 
 GOLDEN = Path(__file__).resolve().parent.parent / "golden"
 

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from autosig.analysis.attribute_writes import ANY, FileWrites, scan_writes
-from autosig.source.cache import file_digest, note_dependency
+from autosig.source.dependencies import file_digest, note_dependency
 
 MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
 """Files or folders that mark a project's root."""

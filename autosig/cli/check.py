@@ -17,6 +17,7 @@ from autosig.cli.common_options import (
 )
 from autosig.errors import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, AutosigError
 from autosig.report.findings import format_error, write_report
+from autosig.rules.check_cache import ResultCache, open_cache
 from autosig.rules.checker import (
     CheckResult,
     FileTask,
@@ -24,7 +25,6 @@ from autosig.rules.checker import (
     check_tasks,
     require_runnable_rules,
 )
-from autosig.source.cache import ResultCache, open_cache
 from autosig.source.config import Config, load_config
 from autosig.source.files import SizeNotice, mentions_function
 

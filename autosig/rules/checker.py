@@ -17,10 +17,11 @@ from pathlib import Path
 
 from autosig.errors import AutosigError
 from autosig.pool import run_tasks
-from autosig.source.cache import CheckOutcome, ResultCache, recording
+from autosig.rules.check_cache import CheckOutcome, ResultCache
 from autosig.source.codes import code_kind, expand_codes, selected_codes
 from autosig.source.collect import collect
 from autosig.source.config import Config
+from autosig.source.dependencies import recording
 from autosig.source.files import SizeNotice, decode_source
 from autosig.source.sites import Finding
 

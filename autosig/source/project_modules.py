@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from autosig.errors import AutosigError
-from autosig.source.cache import file_digest, note_dependency
+from autosig.source.dependencies import file_digest, note_dependency
 from autosig.source.files import read_source
 
 if TYPE_CHECKING:  # libcst: imported when a module is parsed, not to answer the cache

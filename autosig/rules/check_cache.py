@@ -25,20 +25,19 @@ the current directory), with a ``.gitignore`` inside so it is never committed;
 from __future__ import annotations
 
 import hashlib
-import importlib
 import json
 import os
 import shutil
 import sys
 import tempfile
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 from typing import Any
 
 from autosig.errors import AutosigError
+from autosig.source.dependencies import Dependency, answer, file_digest
 from autosig.source.sites import Finding
 
 CACHE_DIR_NAME = ".autosig_cache"
@@ -47,11 +46,6 @@ FORMAT = 1
 """Bumped when an entry's layout changes (the code hash would change too; this says why)."""
 
 GITIGNORE = "# Created by autosig: its result cache, never to be committed.\n*\n"
-
-Dependency = tuple[str, str, str]
-"""(answerer, question, answer): ``answerer`` is ``"module:function"``, a function that
-takes ``question`` and returns the answer it gives now (e.g. a module's path and the hash
-of its bytes). An entry is valid while every answer is the same."""
 
 
 @dataclass
@@ -65,51 +59,6 @@ class CheckOutcome:
     cacheable: bool = True
     """False for results that depend on more than the inputs (an internal error, a
     recursion limit)."""
-
-
-# -- recording what a result read -------------------------------------------------------
-
-_recording: list[dict[tuple[str, str], str]] = []
-
-
-@contextmanager
-def recording() -> Iterator[list[Dependency]]:
-    """Collect, into the list yielded, every ``note_dependency`` made inside the block."""
-    found: dict[tuple[str, str], str] = {}
-    out: list[Dependency] = []
-    _recording.append(found)
-    try:
-        yield out
-    finally:
-        _recording.pop()
-        out.extend((answerer, question, answer) for (answerer, question), answer in found.items())
-
-
-def note_dependency(answerer: str, question: str) -> None:
-    """Record that the result being computed read what ``answerer(question)`` describes.
-
-    Does nothing (not even answering) unless a ``recording()`` block is open.
-    """
-    if not _recording:
-        return
-    found = _recording[-1]
-    if (answerer, question) not in found:
-        found[answerer, question] = answer(answerer, question)
-
-
-def answer(answerer: str, question: str) -> str:
-    """What ``answerer`` says about ``question`` now."""
-    module, _, function = answerer.partition(":")
-    return str(getattr(importlib.import_module(module), function)(question))
-
-
-def file_digest(path: Path | str) -> str:
-    """SHA-256 of a file's bytes ("" when it cannot be read)."""
-    try:
-        with open(path, "rb") as handle:
-            return hashlib.sha256(handle.read()).hexdigest()
-    except OSError:
-        return ""
 
 
 # -- which autosig wrote an entry ---------------------------------------------------------
