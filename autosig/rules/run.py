@@ -90,9 +90,10 @@ def check_text(
     """Static findings for one file's text (AutosigError if it does not parse).
 
     Works on ``skeleton(text)``: same lines, irrelevant functions blanked, same findings
-    at a fraction of libcst's metadata cost.
+    at a fraction of libcst's metadata cost; runs (and imports) only the rules the text
+    may trigger (``registry.TEXT_NEEDED``).
     """
-    rules = select_rules(select, ignore)
+    rules = select_rules(select, ignore, text=text)
     if not rules:
         return []
     ctx = RuleContext.from_text(skeleton(text), path)
