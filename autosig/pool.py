@@ -13,7 +13,6 @@ scheduling.
 from __future__ import annotations
 
 import os
-import pickle
 from collections.abc import Callable, Sequence
 from typing import TypeVar
 
@@ -66,6 +65,7 @@ def run_tasks(
     with Progress(len(tasks), label, enabled=progress) as bar:
         if workers > 1:
             # multiprocessing costs start-up: imported only when there is a pool to start
+            import pickle
             from concurrent.futures import ProcessPoolExecutor
             from concurrent.futures.process import BrokenProcessPool
 

@@ -24,12 +24,11 @@ the current directory), with a ``.gitignore`` inside so it is never committed;
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
-import shutil
 import sys
-import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cache
@@ -130,11 +129,15 @@ class ResultCache:
 
     def __init__(self, directory: Path) -> None:
         self.directory = directory
-        self.version_dir = directory / f"{_package_version()}-{code_fingerprint()[:16]}"
         self._ready = False
         self._answers: dict[tuple[str, str], str] = {}
         self.hits = 0
         self.misses = 0
+
+    @functools.cached_property
+    def version_dir(self) -> Path:
+        """This autosig's folder (hashing autosig's source: only once an entry is asked)."""
+        return self.directory / f"{_package_version()}-{code_fingerprint()[:16]}"
 
     # -- keys ------------------------------------------------------------------------
     @staticmethod
@@ -229,6 +232,8 @@ class ResultCache:
             return
         for entry in entries:
             if entry.is_dir(follow_symlinks=False) and entry.path != str(self.version_dir):
+                import shutil  # only when another autosig's entries are there
+
                 shutil.rmtree(entry.path, ignore_errors=True)
 
 
@@ -251,6 +256,8 @@ def _write_atomic(target: Path, entry: dict[str, Any]) -> None:
 
 
 def _write_text_atomic(target: Path, text: str) -> None:
+    import tempfile  # only when writing (a warm re-check writes nothing)
+
     try:
         fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=target.parent)
     except OSError:
