@@ -65,17 +65,19 @@ def plan_for(plan: Plan | None, rel: str) -> Plan | None:
 def fix_task(task: FixTask) -> FixResult | AutosigError:
     """Fix one file's text; every failure becomes an AutosigError naming it."""
     from autosig.rewrite.engine import fix_text  # libcst: only once a file is fixed
+    from autosig.source.fast_visit import read_only_visits
 
     try:
         rules = select_rules(task.select, task.ignore)
-        return fix_text(
-            task.text,
-            task.display,
-            plan=task.plan,
-            rules=rules,
-            unsafe_fixes=task.unsafe_fixes,
-            profile_path_of=task.profile_rel,
-        )
+        with read_only_visits():  # libcst's visitor passes without their node copies
+            return fix_text(
+                task.text,
+                task.display,
+                plan=task.plan,
+                rules=rules,
+                unsafe_fixes=task.unsafe_fixes,
+                profile_path_of=task.profile_rel,
+            )
     except AutosigError as exc:
         return exc
     except RecursionError:

@@ -14,6 +14,7 @@ from autosig.rules.context import RuleContext
 from autosig.rules.registry import select_rules
 from autosig.rules.violation import Violation
 from autosig.source.discover import FunctionSite
+from autosig.source.fast_visit import read_only_visits
 from autosig.source.sites import Finding, FixSafety
 from autosig.source.skeleton import skeleton
 
@@ -96,5 +97,6 @@ def check_text(
     rules = select_rules(select, ignore, text=text)
     if not rules:
         return []
-    ctx = RuleContext.from_text(skeleton(text), path)
-    return [violation_to_finding(ctx, r, v) for r, v in check_context(ctx, rules)]
+    with read_only_visits():  # libcst's visitor passes without their node copies
+        ctx = RuleContext.from_text(skeleton(text), path)
+        return [violation_to_finding(ctx, r, v) for r, v in check_context(ctx, rules)]
