@@ -451,37 +451,39 @@ def _walk(folder: Path, real: str, patterns: _Patterns, seen: set[str]) -> Itera
             entries = sorted(listing, key=lambda entry: entry.name)
     except OSError:
         return
-    folders: list[Path] = []
+    posix = folder.as_posix()
+    prefix = "" if posix == "." else posix.rstrip("/") + "/"
+    folders: list[str] = []
     for entry in entries:
-        path = folder / entry.name
+        name = entry.name
+        is_source = name.endswith(".py")  # autosig's temp files end otherwise
         try:
             is_folder = entry.is_dir()
         except OSError:
             continue
         if is_folder:
-            if not entry.is_symlink() and not _excluded(path, entry.name, patterns):
-                folders.append(path)
+            if not entry.is_symlink() and not _excluded(prefix + name, name, patterns):
+                folders.append(name)
             continue
-        if not entry.name.endswith(".py"):  # autosig's temp files end otherwise
+        if not is_source or _excluded(prefix + name, name, patterns):
             continue
-        if _excluded(path, entry.name, patterns):
-            continue
+        path = folder / name
         if entry.is_symlink():
             if not path.exists():
                 continue  # a dangling link
             resolved = os.path.realpath(path)
         else:
-            resolved = os.path.join(real, entry.name)
+            resolved = os.path.join(real, name)
         if resolved in seen:
             continue
         seen.add(resolved)
         yield path
-    for sub in folders:
-        yield from _walk(sub, os.path.join(real, sub.name), patterns, seen)
+    for name in folders:
+        yield from _walk(folder / name, os.path.join(real, name), patterns, seen)
 
 
-def _excluded(path: Path, name: str, patterns: _Patterns) -> bool:
-    return patterns.matches(name) or patterns.matches(path.as_posix())
+def _excluded(posix: str, name: str, patterns: _Patterns) -> bool:
+    return patterns.matches(name) or patterns.matches(posix)
 
 
 LARGE_FILE_SIZE = 500_000
@@ -554,6 +556,17 @@ def size_notice(path: Path | str, size: int, limit: int) -> SizeNotice | None:
     return None
 
 
+_DOT_FUNCTION = re.compile(rb"\.\s*function\b")
+_IMPORTED_FUNCTION = re.compile(rb"from\s+tensorflow[\w.]*\s+import\s*\(?[^)]*?\bfunction\b")
+"""PREFILTER's two alternatives apart: each starts with a literal the regular expression
+engine scans for quickly, where the alternation tries both at every byte (6x slower)."""
+
+
 def mentions_function(data: bytes) -> bool:
-    """Cheap text prefilter (see PREFILTER): only files that may hold a site are parsed."""
-    return PREFILTER.search(data) is not None
+    """Cheap text prefilter (see PREFILTER): only files that may hold a site are parsed.
+
+    About 10 ms for the 10 MB of tf-models-official: a warm re-check reads every file.
+    """
+    return b"function" in data and (
+        _DOT_FUNCTION.search(data) is not None or _IMPORTED_FUNCTION.search(data) is not None
+    )
