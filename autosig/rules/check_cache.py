@@ -36,13 +36,23 @@ from pathlib import Path
 from typing import Any
 
 from autosig.errors import AutosigError
-from autosig.source.dependencies import Dependency, answer, file_digest
+from autosig.source.dependencies import (
+    Dependency,
+    answer,
+    file_digest,
+    known_digests,
+    remember_digests,
+)
 from autosig.source.sites import Finding
 
 CACHE_DIR_NAME = ".autosig_cache"
 ENV_CACHE_DIR = "AUTOSIG_CACHE_DIR"
 FORMAT = 1
 """Bumped when an entry's layout changes (the code hash would change too; this says why)."""
+
+DIGESTS = "file-digests"
+"""Beside the entries: path -> inode, size, mtime and SHA-256 of the other files results
+read (``source.dependencies.file_digest``), so a warm run need not read them again."""
 
 GITIGNORE = "# Created by autosig: its result cache, never to be committed.\n*\n"
 
@@ -136,8 +146,23 @@ class ResultCache:
 
     @functools.cached_property
     def version_dir(self) -> Path:
-        """This autosig's folder (hashing autosig's source: only once an entry is asked)."""
-        return self.directory / f"{_package_version()}-{code_fingerprint()[:16]}"
+        """This autosig's folder (hashing autosig's source: only once an entry is asked);
+        the file digests an earlier run stored are taken from there too."""
+        folder = self.directory / f"{_package_version()}-{code_fingerprint()[:16]}"
+        try:
+            with open(folder / DIGESTS, encoding="utf-8") as handle:
+                stored = json.load(handle)
+            if isinstance(stored, dict):
+                remember_digests(stored)
+        except (OSError, ValueError):
+            pass
+        return folder
+
+    def save_digests(self) -> None:
+        """Store the file digests this run computed (the other files results read)."""
+        known = known_digests()
+        if known is not None and self._prepare():
+            _write_text_atomic(self.version_dir / DIGESTS, json.dumps(known, separators=(",", ":")))
 
     # -- keys ------------------------------------------------------------------------
     @staticmethod

@@ -136,6 +136,8 @@ def check_tasks(
         if cache is not None:
             task = tasks[index]
             cache.put(task.path, task.data, task.select, task.ignore, outcome)
+    if cache is not None:
+        cache.save_digests()
     return outcomes  # type: ignore[return-value]
 
 

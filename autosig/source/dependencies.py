@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib
+import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -56,10 +57,53 @@ def answer(answerer: str, question: str) -> str:
     return str(getattr(importlib.import_module(module), function)(question))
 
 
+_DIGESTS: dict[str, tuple[int, int, int, str]] = {}
+"""Path -> (inode, size, modification time in ns, SHA-256) of files hashed before."""
+_digests_changed = False
+
+
 def file_digest(path: Path | str) -> str:
-    """SHA-256 of a file's bytes ("" when it cannot be read)."""
+    """SHA-256 of a file's bytes ("" when it cannot be read).
+
+    A file whose inode, size and modification time (in nanoseconds) are those it had when
+    it was hashed before (in this process, or in an earlier run: ``remember_digests``) is
+    not read again, as make, mypy and black trust them: a warm re-check of a file that
+    asked about the whole project then stats its files instead of reading them.
+    """
+    global _digests_changed
+    key = str(path)
     try:
-        with open(path, "rb") as handle:
-            return hashlib.sha256(handle.read()).hexdigest()
+        info = os.stat(key)
     except OSError:
         return ""
+    stamp = (info.st_ino, info.st_size, info.st_mtime_ns)
+    known = _DIGESTS.get(key)
+    if known is not None and known[:3] == stamp:
+        return known[3]
+    try:
+        with open(key, "rb") as handle:
+            digest = hashlib.sha256(handle.read()).hexdigest()
+    except OSError:
+        return ""
+    _DIGESTS[key] = (*stamp, digest)
+    _digests_changed = True
+    return digest
+
+
+def remember_digests(known: dict[str, list[object]]) -> None:
+    """Take the digests an earlier run stored (``known_digests``); bad entries are skipped."""
+    for path, entry in known.items():
+        if (
+            isinstance(entry, list)
+            and len(entry) == 4
+            and all(isinstance(n, int) for n in entry[:3])
+            and isinstance(entry[3], str)
+        ):
+            _DIGESTS.setdefault(path, (entry[0], entry[1], entry[2], entry[3]))  # type: ignore[arg-type]
+
+
+def known_digests() -> dict[str, list[object]] | None:
+    """Every digest known, for an earlier-run store; None when nothing new was hashed."""
+    if not _digests_changed:
+        return None
+    return {path: list(entry) for path, entry in _DIGESTS.items()}

@@ -117,11 +117,9 @@ def read_bytes(path: Path | str) -> bytes:
     """A source file's bytes; every failure becomes a one-line AutosigError naming it."""
     p = Path(path)
     try:
-        if p.is_dir():
-            raise AutosigError("is a directory, not a Python file", str(p))
         return p.read_bytes()
-    except AutosigError:
-        raise
+    except IsADirectoryError:
+        raise AutosigError("is a directory, not a Python file", str(p)) from None
     except OSError as exc:
         raise _read_error(exc, p) from None
 
