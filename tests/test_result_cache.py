@@ -367,3 +367,34 @@ def test_the_key_names_path_and_rules() -> None:
     assert key("a.py", None, ()) == key("a.py", None, ())
     assert len({key("a.py", None, ()), key("b.py", None, ()), key("a.py", ("AS101",), ())}) == 3
     assert key("a.py", None, ("AS101",)) != key("a.py", None, ())
+
+
+def test_file_digests_are_read_again_only_when_a_file_changes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from autosig.source import dependencies
+
+    monkeypatch.setattr(dependencies, "_DIGESTS", {})
+    path = tmp_path / "helpers.py"
+    path.write_text(HELPER_MEAN)
+    reads: list[str] = []
+    real_open = open
+
+    def counting_open(file, mode="r", *args, **kwargs):  # noqa: ANN001, ANN002, ANN003, ANN202
+        if str(file) == str(path):
+            reads.append(mode)
+        return real_open(file, mode, *args, **kwargs)
+
+    monkeypatch.setattr("builtins.open", counting_open)
+    first = dependencies.file_digest(path)
+    assert dependencies.file_digest(path) == first and len(reads) == 1  # stat only
+    stat = path.stat()
+    path.write_text(HELPER_STATIC)
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1))
+    assert dependencies.file_digest(path) != first and len(reads) == 2
+    # an earlier run's digests are trusted while the file's stamp is the same
+    stored = dependencies.known_digests()
+    assert stored is not None
+    monkeypatch.setattr(dependencies, "_DIGESTS", {})
+    dependencies.remember_digests(stored)
+    assert dependencies.file_digest(path) == dependencies.file_digest(path) and len(reads) == 2
