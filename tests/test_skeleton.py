@@ -266,3 +266,61 @@ def test_methods_storing_a_used_attribute_in_any_form_are_kept(store: str) -> No
         f"        self.steps += 1\n        return x\n    def reset(self):\n        {store}\n"
     )
     assert store in skeleton(text)
+
+
+CLASSES = textwrap.dedent(
+    """\
+    import tensorflow as tf
+
+    REGISTRY = {}
+
+
+    class Layer(tf.Module):
+        def __init__(self, units):
+            self.units = units
+            self.cache = []
+
+        def build(self, shape):
+            self.kernel = tf.Variable(tf.zeros([shape, self.units]))
+            self.cache.append(shape)
+
+
+    class Registered:
+        def register(self):
+            REGISTRY["r"] = self
+
+
+    class Scale:
+        def __init__(self, factor):
+            self.factor = factor
+
+        def step(self, x):
+            @tf.function
+            def scaled(x):
+                return x * self.factor
+
+            return scaled(x)
+    """
+)
+
+
+def test_classes_writing_only_their_own_attributes_are_cut() -> None:
+    """A method's ``self`` is its own: a class whose methods only set their instance's
+    attributes (none the kept code reads) is cut, however many methods it has; one that
+    changes a module-level name the kept code uses is kept."""
+    cut = skeleton(CLASSES)
+    assert "self.kernel" not in cut and "self.cache.append" not in cut
+    assert "class Layer: ..." not in cut  # the kept code never names it: no stub either
+    assert "self.factor = factor" in cut  # the kept class's __init__
+    with_registry = CLASSES.replace("return x * self.factor", "return x * REGISTRY['r']")
+    assert 'REGISTRY["r"] = self' in skeleton(with_registry)
+    assert check_text(CLASSES, "m.py") == check_text_whole(CLASSES)
+
+
+def check_text_whole(text: str) -> list[object]:
+    from autosig.rules.context import RuleContext
+    from autosig.rules.registry import select_rules
+    from autosig.rules.run import check_context, violation_to_finding
+
+    ctx = RuleContext.from_text(text, "m.py")
+    return [violation_to_finding(ctx, r, v) for r, v in check_context(ctx, select_rules())]

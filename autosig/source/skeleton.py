@@ -88,9 +88,25 @@ def _attribute_writes(node: ast.AST) -> tuple[set[str], set[str]]:
     ``self.items.append(x)``), the outside names at the root of such a change
     (``CFG["k"] += 1``), and ``"*"`` for setattr/vars/__dict__ (among the attributes).
     AS106's per-instance cache is safe only if no code of the file changes what the
-    cached trace reads. Returns (attribute names, root names)."""
-    names: set[str] = set()
-    roots: set[str] = set()
+    cached trace reads. Returns (attribute names, root names).
+
+    A class is asked member by member: a method's ``self`` (and every other name it
+    binds) is its own, so ``self.x = 1`` adds ``x`` but no root; asked as a whole, every
+    class with a method looked like it changed a module-level ``self`` and was kept.
+    """
+    if isinstance(node, ast.ClassDef):
+        names, roots = set(), set()
+        for member in node.body:
+            member_names, member_roots = _attribute_writes(member)
+            names |= member_names
+            roots |= member_roots
+        for decorator in (*node.decorator_list, *node.bases, *node.keywords):
+            member_names, member_roots = _attribute_writes(decorator)
+            names |= member_names
+            roots |= member_roots
+        return names, roots
+    names = set()
+    roots = set()
     local = _local_names(node)
 
     def chain(expr: ast.AST) -> None:
