@@ -19,7 +19,6 @@ are read once per process (``autosig check``/``fix`` runs), not watched.
 from __future__ import annotations
 
 import functools
-import hashlib
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -138,6 +137,8 @@ class ProjectWrites:
 def project_digest(question: str) -> str:
     """For the result cache: the project around file ``question`` (its root) and a hash
     of the paths and bytes of every file in it, as ``ProjectWrites`` reads them."""
+    import hashlib  # only when hashing (a cold check with no cache hashes nothing)
+
     root = project_root(Path(question))
     paths, complete = _python_files(root)
     digest = hashlib.sha256(f"{complete}".encode())

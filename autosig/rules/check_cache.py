@@ -25,7 +25,6 @@ the current directory), with a ``.gitignore`` inside so it is never committed;
 from __future__ import annotations
 
 import functools
-import hashlib
 import json
 import os
 import sys
@@ -83,6 +82,8 @@ def code_fingerprint() -> str:
 def package_fingerprint(package: Path) -> str:
     """Hash of every ``.py`` file of ``package`` (path and bytes), the Python version and
     the installed libcst's version file."""
+    import hashlib  # here and below: a run with --no-cache never loads it
+
     digest = hashlib.sha256(f"{FORMAT}\0{sys.version}\0".encode())
     for path in _python_files(package):
         digest.update(path.relative_to(package).as_posix().encode() + b"\0")
@@ -168,6 +169,8 @@ class ResultCache:
     @staticmethod
     def key(path: str, select: Sequence[str] | None, ignore: Sequence[str]) -> str:
         """The entry's name: the file (as named, and where it is) and its rules."""
+        import hashlib
+
         where = os.path.realpath(path) if path != "-" else "-"
         chosen = "*" if select is None else ",".join(select)
         text = "\0".join([path, where, chosen, ",".join(ignore)])
@@ -179,6 +182,8 @@ class ResultCache:
     ) -> CheckOutcome | None:
         """The stored outcome for this file, its bytes and rules; None when there is no
         valid one."""
+        import hashlib
+
         entry = self._read(self.key(path, select, ignore))
         outcome = None
         if entry is not None and entry.get("source") == hashlib.sha256(data).hexdigest():
@@ -222,6 +227,8 @@ class ResultCache:
         outcome: CheckOutcome,
     ) -> None:
         """Store ``outcome`` (best effort: a cache that cannot be written is no cache)."""
+        import hashlib
+
         if not outcome.cacheable or not self._prepare():
             return
         entry = {

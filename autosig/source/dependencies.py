@@ -11,7 +11,6 @@ stored result, and uses it only if every answer is the same.
 
 from __future__ import annotations
 
-import hashlib
 import importlib
 import os
 from collections.abc import Iterator
@@ -70,6 +69,8 @@ def file_digest(path: Path | str) -> str:
     not read again, as make, mypy and black trust them: a warm re-check of a file that
     asked about the whole project then stats its files instead of reading them.
     """
+    import hashlib  # only when hashing (a cold check with no cache hashes nothing)
+
     global _digests_changed
     key = str(path)
     try:
