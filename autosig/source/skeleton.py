@@ -29,12 +29,55 @@ from __future__ import annotations
 import ast
 import re
 import secrets
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from autosig.source.files import PREFILTER
 
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 _WORD = re.compile(r"[A-Za-z_]\w*")
+
+Walk = Callable[[ast.AST], Sequence[ast.AST]]
+"""A node -> it and every node below it (any order): ``Subtrees.walk``."""
+
+
+class Subtrees:
+    """Every node of a tree in one pre-order list, each subtree a slice of it.
+
+    The skeleton asks many questions of overlapping subtrees (every cut def, every
+    method of a kept class, every loop); ``ast.walk`` for each (a Python generator per
+    node) was most of the skeleton's time. The tree is listed once here and each walk
+    is a list slice.
+    """
+
+    def __init__(self, tree: ast.AST) -> None:
+        order: list[ast.AST] = []
+        parents: list[int] = []
+        stack: list[tuple[ast.AST, int]] = [(tree, -1)]
+        while stack:
+            node, parent = stack.pop()
+            index = len(order)
+            order.append(node)
+            parents.append(parent)
+            children: list[ast.AST] = []
+            for name in node._fields:
+                value = getattr(node, name, None)
+                if isinstance(value, ast.AST):
+                    children.append(value)
+                elif isinstance(value, list):
+                    children.extend(item for item in value if isinstance(item, ast.AST))
+            stack.extend((child, index) for child in reversed(children))
+        sizes = [1] * len(order)
+        for index in range(len(order) - 1, 0, -1):
+            sizes[parents[index]] += sizes[index]
+        self.order = order
+        self._span = {id(node): (i, i + sizes[i]) for i, node in enumerate(order)}
+
+    def walk(self, node: ast.AST) -> Sequence[ast.AST]:
+        span = self._span.get(id(node))
+        if span is None:
+            return list(ast.walk(node))  # not of this tree
+        return self.order[span[0] : span[1]]
 
 
 def _span(node: ast.stmt) -> tuple[int, int]:
@@ -43,10 +86,10 @@ def _span(node: ast.stmt) -> tuple[int, int]:
     return start, node.end_lineno or node.lineno
 
 
-def _imported_function_names(tree: ast.Module) -> set[str]:
+def _imported_function_names(tree: ast.Module, walk: Walk) -> set[str]:
     """Local names bound by ``from tensorflow... import function [as name]``."""
     names: set[str] = set()
-    for node in ast.walk(tree):
+    for node in walk(tree):
         if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("tensorflow"):
             names.update(a.asname or a.name for a in node.names if a.name == "function")
     return names
@@ -62,12 +105,12 @@ def _mentions(lines: list[str], span: tuple[int, int], local: re.Pattern[str] | 
 _SELF_USE = re.compile(r"self\s*\.\s*([A-Za-z_]\w*)")
 
 
-def _self_stores(method: ast.stmt) -> set[str]:
+def _self_stores(method: ast.stmt, walk: Walk) -> set[str]:
     """Attributes of ``self`` the method assigns or deletes, in any form: ``self.n = 0``,
     ``self.n: int = 0``, ``(self.n) += 1``, ``self.a, self.b = ...``, ``for self.i in``."""
     return {
         node.attr
-        for node in ast.walk(method)
+        for node in walk(method)
         if isinstance(node, ast.Attribute)
         and isinstance(node.ctx, (ast.Store, ast.Del))
         and isinstance(node.value, ast.Name)
@@ -82,7 +125,7 @@ _MUTATORS = frozenset(
 _REFLECTION = frozenset({"setattr", "delattr", "vars", "__dict__"})
 
 
-def _attribute_writes(node: ast.AST) -> tuple[set[str], set[str]]:
+def _attribute_writes(node: ast.AST, walk: Walk) -> tuple[set[str], set[str]]:
     """What a def may change on objects it does not create: attribute names stored,
     deleted, item-stored or mutated through (``p.limit = 2``, ``self.cfg["a"] = 1``,
     ``self.items.append(x)``), the outside names at the root of such a change
@@ -97,17 +140,17 @@ def _attribute_writes(node: ast.AST) -> tuple[set[str], set[str]]:
     if isinstance(node, ast.ClassDef):
         names, roots = set(), set()
         for member in node.body:
-            member_names, member_roots = _attribute_writes(member)
+            member_names, member_roots = _attribute_writes(member, walk)
             names |= member_names
             roots |= member_roots
         for decorator in (*node.decorator_list, *node.bases, *node.keywords):
-            member_names, member_roots = _attribute_writes(decorator)
+            member_names, member_roots = _attribute_writes(decorator, walk)
             names |= member_names
             roots |= member_roots
         return names, roots
     names = set()
     roots = set()
-    local = _local_names(node)
+    local = _local_names(node, walk)
 
     def chain(expr: ast.AST) -> None:
         while isinstance(expr, (ast.Attribute, ast.Subscript)):
@@ -117,7 +160,7 @@ def _attribute_writes(node: ast.AST) -> tuple[set[str], set[str]]:
         if isinstance(expr, ast.Name) and expr.id not in local:
             roots.add(expr.id)
 
-    for sub in ast.walk(node):
+    for sub in walk(node):
         if isinstance(sub, (ast.Attribute, ast.Subscript)) and isinstance(
             sub.ctx, (ast.Store, ast.Del)
         ):
@@ -135,24 +178,22 @@ def _attribute_writes(node: ast.AST) -> tuple[set[str], set[str]]:
     return names, roots
 
 
-def _local_names(node: ast.AST) -> set[str]:
+def _local_names(node: ast.AST, walk: Walk) -> set[str]:
     """Names a def binds for itself (parameters, assignments not declared global)."""
     if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return set()
-    declared = {n for sub in ast.walk(node) if isinstance(sub, ast.Global) for n in sub.names}
+    declared = {n for sub in walk(node) if isinstance(sub, ast.Global) for n in sub.names}
     args = node.args
     bound = {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)}
     bound |= {a.arg for a in (args.vararg, args.kwarg) if a is not None}
     bound |= {
-        sub.id
-        for sub in ast.walk(node)
-        if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Store)
+        sub.id for sub in walk(node) if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Store)
     }
     return bound - declared
 
 
 def _class_members_to_drop(
-    node: ast.ClassDef, lines: list[str], local: re.Pattern[str] | None
+    node: ast.ClassDef, lines: list[str], local: re.Pattern[str] | None, walk: Walk
 ) -> list[ast.stmt]:
     """Methods of a kept class that neither hold a site nor set an attribute one uses.
 
@@ -174,7 +215,11 @@ def _class_members_to_drop(
         called = [m for m in methods if m.name in used and m not in relevant]
     drop = []
     for m in methods:
-        if m in relevant or _self_stores(m) & used or _attribute_writes(m)[0] & (used | {"*"}):
+        if (
+            m in relevant
+            or _self_stores(m, walk) & used
+            or _attribute_writes(m, walk)[0] & (used | {"*"})
+        ):
             continue
         drop.append(m)
     if len(drop) == len(node.body):
@@ -195,17 +240,17 @@ def python_lines(text: str) -> list[str]:
     return _LINE.findall(text)
 
 
-def _function_call_names(nodes: list[ast.stmt], local: set[str]) -> set[str]:
+def _function_call_names(nodes: list[ast.stmt], local: set[str], walk: Walk) -> set[str]:
     """Names read in the arguments of ``<alias>.function(...)`` calls (and ``(...)(f)``),
     with the methods named as ``self.f``: the regexes miss ``func=self.f`` and options
     holding parentheses, ``function(input_signature=(...))(self.f)``."""
 
     names: set[str] = set()
     for node in nodes:
-        for call in ast.walk(node):
+        for call in walk(node):
             if isinstance(call, ast.Call) and _is_function(call.func, local):
                 for arg in (*call.args, *(k.value for k in call.keywords)):
-                    for n in ast.walk(arg):
+                    for n in walk(arg):
                         if isinstance(n, ast.Name):
                             names.add(n.id)
                         elif _is_own_attribute(n):
@@ -222,16 +267,16 @@ def _is_function(func: ast.expr, local: set[str]) -> bool:
     return isinstance(func, ast.Name) and func.id in local
 
 
-def _loop_callees(nodes: list[ast.stmt], local: set[str]) -> set[str]:
+def _loop_callees(nodes: list[ast.stmt], local: set[str], walk: Walk) -> set[str]:
     """Names called in loops that create a tf.function: AS106's hoist reads those defs
     (a helper the loop calls may change what the trace reads)."""
     loops = (ast.For, ast.AsyncFor, ast.While)
     names: set[str] = set()
     for node in nodes:
-        for loop in ast.walk(node):
+        for loop in walk(node):
             if not isinstance(loop, loops):
                 continue
-            inside = list(ast.walk(loop))
+            inside = walk(loop)
             if any(isinstance(c, ast.Call) and _is_function(c.func, local) for c in inside):
                 names.update(
                     c.func.id
@@ -241,14 +286,14 @@ def _loop_callees(nodes: list[ast.stmt], local: set[str]) -> set[str]:
     return names
 
 
-def _called_in_defs(nodes: list[ast.stmt]) -> set[str]:
+def _called_in_defs(nodes: list[ast.stmt], walk: Walk) -> set[str]:
     """Names called inside kept defs: the shape-use analysis follows traced code into
     the project functions it calls (a helper reading ``x.shape[0]``)."""
     return {
         call.func.id
         for node in nodes
         if isinstance(node, _DEFS)
-        for call in ast.walk(node)
+        for call in walk(node)
         if isinstance(call, ast.Call) and isinstance(call.func, ast.Name)
     }
 
@@ -262,7 +307,7 @@ def _is_own_attribute(node: ast.AST) -> bool:
     )
 
 
-def _reached(seeds: set[str], tree: ast.Module) -> set[str]:
+def _reached(seeds: set[str], tree: ast.Module, walk: Walk) -> set[str]:
     """Top-level defs reached from ``seeds`` through the names their bodies read.
 
     AS106's hoist follows a wrapped function into the defs of the file it calls (what
@@ -276,15 +321,15 @@ def _reached(seeds: set[str], tree: ast.Module) -> set[str]:
         if name in reached:
             continue
         reached.add(name)
-        for node in ast.walk(defs[name]):
+        for node in walk(defs[name]):
             if isinstance(node, ast.Name) and node.id in defs:
                 pending.append(node.id)
     return reached
 
 
-def _declares_global(node: ast.stmt) -> bool:
+def _declares_global(node: ast.stmt, walk: Walk) -> bool:
     """A def that rebinds module names: scope analysis must see those bindings."""
-    return any(isinstance(n, ast.Global) for n in ast.walk(node))
+    return any(isinstance(n, ast.Global) for n in walk(node))
 
 
 def _cut_lines(text: str) -> tuple[list[str], list[bool], dict[int, str]] | None:
@@ -295,7 +340,8 @@ def _cut_lines(text: str) -> tuple[list[str], list[bool], dict[int, str]] | None
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
     lines = python_lines(text)
-    names = _imported_function_names(tree)
+    walk = Subtrees(tree).walk
+    names = _imported_function_names(tree, walk)
     local = (
         re.compile(r"\b(?:" + "|".join(map(re.escape, sorted(names))) + r")\b") if names else None
     )
@@ -312,14 +358,14 @@ def _cut_lines(text: str) -> tuple[list[str], list[bool], dict[int, str]] | None
             drop.append(node)
             continue
         if isinstance(node, ast.ClassDef):
-            drop.extend(_class_members_to_drop(node, lines, local))
+            drop.extend(_class_members_to_drop(node, lines, local, walk))
         kept_text.append("".join(lines[span[0] - 1 : span[1]]))
         kept_nodes.append(node)
     kept = "".join(kept_text)
-    wanted = _function_call_names(kept_nodes, names)
-    wanted |= _loop_callees(kept_nodes, names)
-    wanted |= _called_in_defs(kept_nodes)
-    wanted |= _reached(wanted, tree)
+    wanted = _function_call_names(kept_nodes, names, walk)
+    wanted |= _loop_callees(kept_nodes, names, walk)
+    wanted |= _called_in_defs(kept_nodes, walk)
+    wanted |= _reached(wanted, tree, walk)
     # a stub keeps a cut def's name bound for scope analysis; a name the kept code
     # never mentions needs none (thousands of tiny defs would cost a node each)
     referenced = set(_WORD.findall(kept))
@@ -327,9 +373,9 @@ def _cut_lines(text: str) -> tuple[list[str], list[bool], dict[int, str]] | None
     heads: dict[int, str] = {}
     read = set(_SELF_USE.findall(kept)) | {"*"}  # what kept code reads through self
     for node in drop:
-        if node.name in wanted or _declares_global(node):  # type: ignore[attr-defined]
+        if node.name in wanted or _declares_global(node, walk):  # type: ignore[attr-defined]
             continue
-        attributes, roots = _attribute_writes(node)
+        attributes, roots = _attribute_writes(node, walk)
         if attributes & read or roots & referenced:
             continue  # it may change what a cached per-call function reads
         start, end = _span(node)
