@@ -349,16 +349,17 @@ class _Tracer:
         if self.modules is None or "." not in dotted:
             return None
         module_name, _, function_name = dotted.rpartition(".")
-        if module_name not in self._others:
-            wrapper = self.modules(module_name)
-            self._others[module_name] = (
+        if dotted not in self._others:
+            # only what the function reaches is parsed: modules are often large
+            wrapper = self.modules(module_name, function_name)
+            self._others[dotted] = (
                 None
                 if wrapper is None
                 else _Tracer(
                     wrapper, self.ranks, self.autograph, self.modules, self._active, module_name
                 )
             )
-        tracer = self._others[module_name]
+        tracer = self._others[dotted]
         if tracer is not None:
             tracer.structures = self.structures
         if tracer is None:

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from autosig.errors import AutosigError
 from autosig.source.dependencies import file_digest, note_dependency
@@ -22,8 +22,17 @@ from autosig.source.files import read_source
 if TYPE_CHECKING:  # libcst: imported when a module is parsed, not to answer the cache
     from libcst.metadata import MetadataWrapper
 
-ModuleResolver = Callable[[str], "MetadataWrapper | None"]
-"""Dotted module name -> the parsed module, None when it is not the project's."""
+
+class ModuleResolver(Protocol):
+    """Dotted module name -> the parsed module, None when it is not the project's.
+
+    With ``reach``, the module may be cut down to what its top-level function ``reach``
+    can reach (``skeleton.reached_skeleton``: same line numbers, same answers about
+    that function): an analysis following one call need not pay for the whole module.
+    """
+
+    def __call__(self, dotted: str, reach: str | None = None) -> MetadataWrapper | None: ...
+
 
 MAX_BYTES = 500_000
 """Larger modules are not parsed for this (libcst's scope analysis costs seconds)."""
@@ -37,7 +46,7 @@ class ProjectModules:
 
     def __init__(self, roots: Iterable[Path]) -> None:
         self.roots = list(dict.fromkeys(Path(r).resolve() for r in roots))
-        self._cache: dict[str, MetadataWrapper | None] = {}
+        self._cache: dict[tuple[str, str | None], MetadataWrapper | None] = {}
 
     @classmethod
     def around(cls, path: Path | str, root: Path | str | None = None) -> ProjectModules:
@@ -48,11 +57,14 @@ class ProjectModules:
         ]
         return cls(roots)
 
-    def __call__(self, dotted: str) -> MetadataWrapper | None:
-        if dotted not in self._cache:
+    def __call__(self, dotted: str, reach: str | None = None) -> MetadataWrapper | None:
+        """Module ``dotted`` parsed (cut down to what function ``reach`` reaches, if given;
+        see ``ModuleResolver``)."""
+        key = (dotted, reach)
+        if key not in self._cache:
             note_dependency(f"{__name__}:module_digest", _question(self.roots, dotted))
-            self._cache[dotted] = self._load(dotted)
-        return self._cache[dotted]
+            self._cache[key] = self._load(dotted, reach)
+        return self._cache[key]
 
     def locate(self, dotted: str) -> Path | None:
         """The file of module ``dotted`` under the roots (the first found), if any."""
@@ -68,14 +80,14 @@ class ProjectModules:
                     return candidate
         return None
 
-    def _load(self, dotted: str) -> MetadataWrapper | None:
+    def _load(self, dotted: str, reach: str | None) -> MetadataWrapper | None:
         candidate = self.locate(dotted)
         if candidate is None:
             return None
         stat = candidate.stat()
         if stat.st_size > MAX_BYTES:
             return None
-        return _parse(str(candidate), stat.st_mtime_ns, stat.st_size)
+        return _parse(str(candidate), stat.st_mtime_ns, stat.st_size, reach)
 
 
 def _question(roots: list[Path], dotted: str) -> str:
@@ -91,15 +103,20 @@ def module_digest(question: str) -> str:
 
 
 @functools.lru_cache(maxsize=64)
-def _parse(path: str, mtime_ns: int, size: int) -> MetadataWrapper | None:
-    """One parse per file version, shared by every file and every fix pass that calls into
-    it (``fix`` re-reads its own file after each pass; the modules it imports stay put)."""
+def _parse(path: str, mtime_ns: int, size: int, reach: str | None) -> MetadataWrapper | None:
+    """One parse per file version (and ``reach``), shared by every file and every fix pass
+    that calls into it (``fix`` re-reads its own file after each pass; the modules it
+    imports stay put)."""
     del mtime_ns, size  # the cache key: a changed file is parsed again
     from libcst.metadata import MetadataWrapper
 
     from autosig.source.discover import parse_module
+    from autosig.source.skeleton import reached_skeleton
 
     try:
-        return MetadataWrapper(parse_module(read_source(path).text, path), unsafe_skip_copy=True)
+        text = read_source(path).text
+        if reach is not None:
+            text = reached_skeleton(text, (reach,))
+        return MetadataWrapper(parse_module(text, path), unsafe_skip_copy=True)
     except (AutosigError, OSError, UnicodeError):
         return None

@@ -29,7 +29,7 @@ from __future__ import annotations
 import ast
 import re
 import secrets
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 
 from autosig.source.files import PREFILTER
@@ -473,3 +473,59 @@ def marked_skeleton(text: str) -> MarkedSkeleton | None:
         else:
             out.append(line)
     return MarkedSkeleton("".join(out), marker, originals)
+
+
+def reached_skeleton(text: str, names: Collection[str]) -> str:
+    """``text`` cut down to what the top-level functions ``names`` can reach, for an
+    analysis that follows a call into another module of the project.
+
+    Kept: every statement that is not a top-level def or class (imports, assignments,
+    ``if``/``try`` blocks with whatever they hold), the defs and classes ``names`` name,
+    and, again and again, those named anywhere in kept code (a class whole), and every
+    def with a ``global`` statement (it rebinds module names scope analysis sees). The
+    rest is cut as ``skeleton`` cuts (same line numbers, a stub where kept code names
+    it), so what the analysis finds in the kept functions is what it finds in the whole
+    module. A module ``ast`` cannot parse is returned whole.
+    """
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return text
+    walk = Subtrees(tree).walk
+    defs: dict[str, list[ast.stmt]] = {}
+    pending = list(names)
+    for node in tree.body:
+        if isinstance(node, _DEFS):
+            defs.setdefault(node.name, []).append(node)
+            if _declares_global(node, walk):
+                pending.append(node.name)
+        else:
+            pending.extend(n.id for n in walk(node) if isinstance(n, ast.Name))
+    reached: set[str] = set()
+    while pending:
+        name = pending.pop()
+        if name in reached or name not in defs:
+            continue
+        reached.add(name)
+        for node in defs[name]:
+            pending.extend(n.id for n in walk(node) if isinstance(n, ast.Name))
+    lines = python_lines(text)
+    cut_nodes = [n for n in tree.body if isinstance(n, _DEFS) and n.name not in reached]
+    if not cut_nodes:
+        return text
+    cut = [False] * (len(lines) + 1)
+    for node in cut_nodes:
+        start, end = _span(node)
+        for number in range(start, end + 1):
+            cut[number] = True
+    kept = "".join(line for number, line in enumerate(lines, start=1) if not cut[number])
+    referenced = set(_WORD.findall(kept))
+    heads = {
+        node.lineno: _stub(node, lines[node.lineno - 1])
+        for node in cut_nodes
+        if node.name in referenced
+    }
+    return "".join(
+        (heads.get(number, "") + _ending(line)) if cut[number] else line
+        for number, line in enumerate(lines, start=1)
+    )
