@@ -182,3 +182,30 @@ def test_transformers_still_change_the_tree_and_the_patch_is_undone() -> None:
         assert cst.CSTNode.visit is not original_visit
     assert cst.CSTNode.visit is original_visit
     assert changed.code == "A = B + C\n"
+
+
+@pytest.mark.parametrize("text", sources())
+def test_positions_are_libcsts(text: str) -> None:
+    """``source.metadata.PositionProvider`` gives every node libcst's range."""
+    from libcst.metadata import PositionProvider as LibcstPositions
+
+    from autosig.source.metadata import PositionProvider
+
+    module = cst.parse_module(text)
+    ours = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    theirs = MetadataWrapper(module, unsafe_skip_copy=True).resolve(LibcstPositions)
+    assert len(ours) == len(theirs)
+    for node, where in theirs.items():
+        assert ours[node] == where, (type(node).__name__, where, ours[node])
+
+
+def test_positions_of_crlf_and_continuations() -> None:
+    from libcst.metadata import PositionProvider as LibcstPositions
+
+    from autosig.source.metadata import PositionProvider
+
+    text = 'x = (1,\r\n     2)\r\ny = """a\nb\r\nc""" + \\\n    3\rz = 1\n'
+    module = cst.parse_module(text)
+    ours = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    theirs = MetadataWrapper(module, unsafe_skip_copy=True).resolve(LibcstPositions)
+    assert dict(ours) == dict(theirs)

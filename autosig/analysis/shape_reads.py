@@ -33,10 +33,10 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, PositionProvider, QualifiedNameSource, ScopeProvider
+from libcst.metadata import MetadataWrapper, QualifiedNameSource, ScopeProvider
 
 from autosig.analysis.python_values import short_code, target_names
-from autosig.source.metadata import iter_tree, qualified_names
+from autosig.source.metadata import PositionProvider, iter_tree, qualified_names
 from autosig.source.project_modules import ModuleResolver
 
 ReadKind = Literal["control", "python", "tf", "callee"]

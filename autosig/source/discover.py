@@ -14,14 +14,13 @@ from typing import Any
 import libcst as cst
 from libcst.metadata import (
     MetadataWrapper,
-    PositionProvider,
     QualifiedName,
     QualifiedNameSource,
     ScopeProvider,
 )
 
 from autosig.errors import AutosigError
-from autosig.source.metadata import ParentProvider, iter_tree, qualified_names
+from autosig.source.metadata import ParentProvider, PositionProvider, iter_tree, qualified_names
 from autosig.source.sites import Site
 
 TF_FUNCTION_NAMES = frozenset(
