@@ -27,6 +27,7 @@ newer than this Python's).
 from __future__ import annotations
 
 import ast
+import functools
 import re
 import secrets
 from collections.abc import Callable, Collection, Sequence
@@ -41,8 +42,16 @@ Walk = Callable[[ast.AST], Sequence[ast.AST]]
 """A node -> it and every node below it (any order): ``Subtrees.walk``."""
 
 
+@functools.cache
+def _child_fields(kind: type[ast.AST]) -> tuple[str, ...]:
+    """The fields of ``kind`` that may hold nodes, but ``ctx`` (the shared ``Load``/
+    ``Store`` objects: a third of all nodes, and no question asks for them)."""
+    return tuple(name for name in kind._fields if name != "ctx")
+
+
 class Subtrees:
-    """Every node of a tree in one pre-order list, each subtree a slice of it.
+    """Every node of a tree (but ``ctx`` markers) in one pre-order list, each subtree a
+    slice of it.
 
     The skeleton asks many questions of overlapping subtrees (every cut def, every
     method of a kept class, every loop); ``ast.walk`` for each (a Python generator per
@@ -60,11 +69,11 @@ class Subtrees:
             order.append(node)
             parents.append(parent)
             children: list[ast.AST] = []
-            for name in node._fields:
+            for name in _child_fields(type(node)):
                 value = getattr(node, name, None)
                 if isinstance(value, ast.AST):
                     children.append(value)
-                elif isinstance(value, list):
+                elif type(value) is list:
                     children.extend(item for item in value if isinstance(item, ast.AST))
             stack.extend((child, index) for child in reversed(children))
         sizes = [1] * len(order)
