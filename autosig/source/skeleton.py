@@ -565,10 +565,13 @@ def reached_skeleton(text: str, names: Collection[str]) -> str:
     if not cut_nodes:
         return text
     cut = [False] * (len(lines) + 1)
+    indents: dict[int, str] = {}
     for node in cut_nodes:
         start, end = _span(node)
+        first = lines[start - 1]
         for number in range(start, end + 1):
             cut[number] = True
+            indents[number] = first[: len(first) - len(first.lstrip())]
     kept = "".join(line for number, line in enumerate(lines, start=1) if not cut[number])
     referenced = set(_WORD.findall(kept))
     heads = {
@@ -576,7 +579,4 @@ def reached_skeleton(text: str, names: Collection[str]) -> str:
         for node in cut_nodes
         if node.name in referenced
     }
-    return "".join(
-        (heads.get(number, "") + _ending(line)) if cut[number] else line
-        for number, line in enumerate(lines, start=1)
-    )
+    return _blank(lines, cut, heads, indents)
