@@ -34,15 +34,31 @@ def _field_names(kind: type[cst.CSTNode]) -> tuple[str, ...]:
     return tuple(f.name for f in dataclasses.fields(kind))
 
 
-def _children(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+_NODE_TYPES: dict[type, bool] = {}
+"""type -> whether it is a CSTNode (``isinstance`` against libcst's abstract base class
+costs several times a dictionary lookup, and every walk asks it for every field)."""
+
+
+def _is_node_type(kind: type) -> bool:
+    known = _NODE_TYPES.get(kind)
+    if known is None:
+        known = _NODE_TYPES[kind] = issubclass(kind, cst.CSTNode)
+    return known
+
+
+def _children(node: cst.CSTNode) -> list[cst.CSTNode]:
+    found: list[cst.CSTNode] = []
+    types = _NODE_TYPES
     for name in _field_names(type(node)):
         value = getattr(node, name)
-        if isinstance(value, cst.CSTNode):
-            yield value
-        elif isinstance(value, (tuple, list)):
+        kind = type(value)
+        if kind is tuple or kind is list:
             for item in value:
-                if isinstance(item, cst.CSTNode):
-                    yield item
+                if types.get(type(item)) or _is_node_type(type(item)):
+                    found.append(item)
+        elif types.get(kind) or _is_node_type(kind):
+            found.append(value)
+    return found
 
 
 def iter_tree(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
