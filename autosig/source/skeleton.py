@@ -29,7 +29,6 @@ from __future__ import annotations
 import ast
 import functools
 import re
-import secrets
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 
@@ -513,6 +512,8 @@ def marked_skeleton(text: str) -> MarkedSkeleton | None:
     if found is None:
         return None
     lines, cut, heads, _ = found
+    import secrets  # fix only; check need not import hmac and OpenSSL for it
+
     marker = "autosig-cut-" + secrets.token_hex(6)
     out: list[str] = []
     originals: dict[int, str] = {}
