@@ -18,6 +18,10 @@ class AutosigError(Exception):
         self.message = message
         super().__init__(f"{path}: {message}" if path else message)
 
+    def __reduce__(self) -> tuple[type[AutosigError], tuple[str, str | None]]:
+        """Keep ``message`` and ``path`` apart through pickling (worker processes)."""
+        return (type(self), (self.message, self.path))
+
 
 class Interrupted(KeyboardInterrupt):
     """autosig was asked to stop (Ctrl-C, SIGTERM) while it ran a command for the user.

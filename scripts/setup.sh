@@ -27,3 +27,8 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
         || { echo "setup: installed packages do not import" >&2; exit 2; }
     echo "$want" > "$stamp"
 fi
+# autosig is installed editable: its modules compile on first import, and on every start
+# when bytecode writing is off (PYTHONDONTWRITEBYTECODE, read-only checkouts): 0.2 s of a
+# 0.3 s `autosig check FILE`. Compile them now, as pip does for a regular install
+# (quick when nothing changed; a module edited later just compiles again until then).
+.venv/bin/python -m compileall -q autosig >/dev/null || true

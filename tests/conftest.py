@@ -33,3 +33,10 @@ def tf_forks() -> Iterator[object]:
         yield server
     finally:
         server.close()
+
+
+@pytest.fixture(autouse=True)
+def _own_result_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch):
+    """Each test gets a result cache of its own (``check`` keeps one by default), so no
+    test reads another's results and none writes into the working tree."""
+    monkeypatch.setenv("AUTOSIG_CACHE_DIR", str(tmp_path_factory.mktemp("autosig_cache")))

@@ -331,14 +331,16 @@ def test_missing_path_is_named_and_others_checked(tmp_path: Path) -> None:
     assert "good.py:6:5: AS101" in result.stdout
 
 
+@pytest.mark.parametrize("command", ["check", "fix"])
 def test_file_deleted_between_walk_and_read(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, command: str
 ) -> None:
-    """check walks first and reads later: a file gone by then is one error."""
-    from autosig.rules import checker
+    """check and fix (one collector) walk first and read later: a file gone by then is
+    one error."""
+    from autosig.source import collect as collector
 
     tree(tmp_path, {"good.py": GOOD, "vanishing.py": GOOD})
-    real_walk = checker.iter_python_files
+    real_walk = collector.iter_python_files
 
     def walk_then_delete(*args: object, **kwargs: object) -> Iterator[object]:
         for item in real_walk(*args, **kwargs):  # type: ignore[arg-type]
@@ -346,11 +348,11 @@ def test_file_deleted_between_walk_and_read(
                 item.unlink()
             yield item
 
-    monkeypatch.setattr(checker, "iter_python_files", walk_then_delete)
-    result = run(["check", "."], tmp_path)
+    monkeypatch.setattr(collector, "iter_python_files", walk_then_delete)
+    result = run([command, ".", *(["--diff"] if command == "fix" else [])], tmp_path)
     assert result.exit_code == 2
-    assert_one_error(result.stdout + result.stderr, "vanishing.py")
-    assert "good.py:6:5: AS101" in result.stdout
+    assert_one_error(result.stdout + result.stderr, "vanishing.py", "no such file")
+    assert "good.py" in result.stdout
 
 
 def _fix_with_hook(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, hook: object) -> Result:

@@ -209,7 +209,7 @@ def test_bad_config_exits_2_naming_file_and_key(tmp_path: Path) -> None:
     assert result.stderr.strip() == (
         f"{tmp_path / 'pyproject.toml'}: error: unknown key 'tool.autosig.ignroe'; did you mean "
         "'ignore'? (known: select, ignore, exclude, per-path-ignores, unsafe-fixes, relax, jobs, "
-        "functions, max-file-size, max-traces)"
+        "functions, max-file-size, max-traces, cache-dir)"
     )
 
 

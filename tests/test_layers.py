@@ -23,6 +23,7 @@ LAYERS: tuple[str, ...] = (
     "errors",  # AutosigError and the exit codes
     "text",  # wording helpers (plural)
     "progress",  # the progress bar on stderr
+    "pool",  # the one worker pool of check and fix
     "source",  # files, tf.function sites, findings, codes, config, suppressions
     "analysis",  # facts about source code that rules and inference both read
     "rules",  # the static rules (never a profile, never inference)

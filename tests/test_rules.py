@@ -448,3 +448,32 @@ def test_fixed_code_runs_every_call_under_tensorflow() -> None:
     assert len(firsts) > 1, "a fresh random number per call"
     assert all(0.5 <= v <= 1.5 for v in firsts)
     assert trainer.step.experimental_get_tracing_count() <= 2  # reduce_retracing
+
+
+def test_every_invalid_example_holds_the_text_its_rule_needs() -> None:
+    """``check`` runs a rule only on files holding its ``TEXT_NEEDED``; a rule's own
+    examples of what it reports must all pass that filter (the VALID ones need not)."""
+    from autosig.rules.registry import TEXT_NEEDED
+
+    for rule in ALL_RULES:
+        needed = TEXT_NEEDED.get(rule.code)
+        for example in rule.INVALID if needed is not None else ():
+            assert needed.search(example.code), (rule.code, example.code)
+    assert set(TEXT_NEEDED) <= {rule.code for rule in ALL_RULES}
+
+
+def test_a_file_that_cannot_trigger_a_rule_never_imports_it() -> None:
+    probe = (
+        "import sys\n"
+        "from autosig.rules.run import check_text\n"
+        "check_text('import tensorflow as tf\\n@tf.function\\ndef f(x):\\n    return x\\n', 'm.py')\n"
+        "print(sorted(m for m in sys.modules if m.startswith('autosig.rules.as10')))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True
+    ).stdout
+    loaded = eval(out)  # noqa: S307 - our own printed list
+    assert not {"autosig.rules.as101_print", "autosig.rules.as102_random"} & set(loaded)
+    assert not {"autosig.rules.as104_list_append", "autosig.rules.as105_tensor_to_python"} & set(
+        loaded
+    )

@@ -324,6 +324,42 @@ WRITES_ELSEWHERE = textwrap.dedent(
 )
 
 
+CLASSES = textwrap.dedent(
+    """\
+    import tensorflow as tf
+
+    REGISTRY = {}
+
+
+    class Layer(tf.Module):
+        def __init__(self, units):
+            self.units = units
+            self.cache = []
+
+        def build(self, shape):
+            self.kernel = tf.Variable(tf.zeros([shape, self.units]))
+            self.cache.append(shape)
+
+
+    class Registered:
+        def register(self):
+            REGISTRY["r"] = self
+
+
+    class Scale:
+        def __init__(self, factor):
+            self.factor = factor
+
+        def step(self, x):
+            @tf.function
+            def scaled(x):
+                return x * self.factor
+
+            return scaled(x)
+    """
+)
+
+
 STATE_SET_ELSEWHERE = (
     "import tensorflow as tf\n"
     "\n"
@@ -392,3 +428,103 @@ def test_what_is_not_asked_for_is_cut() -> None:
     kept = skeleton(WRITES_ELSEWHERE)
     assert "LIMIT = tf.zeros" in kept and "self.scale = 3" in kept
     assert "return x.shape[0]" in kept and "return y" in kept
+
+
+def test_classes_writing_only_their_own_attributes_are_cut() -> None:
+    """A method's ``self`` is its own: a class whose methods only set their instance's
+    attributes (none the kept code reads) is cut, however many methods it has; one that
+    changes a module-level name the kept code uses is kept."""
+    cut = skeleton(CLASSES)
+    assert "self.kernel" not in cut and "self.cache.append" not in cut
+    assert "class Layer: ..." not in cut  # the kept code never names it: no stub either
+    assert "self.factor = factor" in cut  # the kept class's __init__
+    with_registry = CLASSES.replace("return x * self.factor", "return x * REGISTRY['r']")
+    assert 'REGISTRY["r"] = self' in skeleton(with_registry)
+    assert check_text(CLASSES, "m.py") == check_text_whole(CLASSES)
+
+
+def check_text_whole(text: str) -> list[object]:
+    from autosig.rules.context import RuleContext
+    from autosig.rules.registry import select_rules
+    from autosig.rules.run import check_context, violation_to_finding
+
+    ctx = RuleContext.from_text(text, "m.py")
+    return [violation_to_finding(ctx, r, v) for r, v in check_context(ctx, select_rules())]
+
+
+HELPERS = textwrap.dedent(
+    """\
+    import tensorflow as tf
+
+    DEFAULT = Scaler()
+
+
+    def pool(x):
+        return reduce(x) * DEFAULT.factor
+
+
+    def reduce(x):
+        return tf.reduce_mean(x, axis=0)
+
+
+    def unrelated(x):
+        return tf.reshape(x, [x.shape[0], -1])
+
+
+    class Scaler:
+        factor = 2.0
+
+
+    class Unused:
+        def big(self):
+            return 1
+
+
+    def counter():
+        global DEFAULT
+        DEFAULT = None
+    """
+)
+
+
+def test_a_followed_module_is_cut_to_what_the_function_reaches() -> None:
+    from autosig.source.skeleton import reached_skeleton
+
+    cut = reached_skeleton(HELPERS, ["pool"])
+    assert cut.count("\n") == HELPERS.count("\n")
+    assert "def pool(x):" in cut and "tf.reduce_mean" in cut  # pool and what it calls
+    assert "factor = 2.0" in cut  # a class module-level code instantiates
+    assert "DEFAULT = None" in cut  # a def rebinding a module name
+    assert "x.shape[0]" not in cut and "def big" not in cut
+    assert "def unrelated" not in cut and "class Unused" not in cut  # nobody names them
+    assert reached_skeleton(HELPERS, ["unrelated"]).count("x.shape[0]") == 1
+    assert reached_skeleton("def f(:\n", ["f"]) == "def f(:\n"
+
+
+def test_reads_found_through_a_cut_module_are_those_of_the_whole_module(tmp_path) -> None:  # noqa: ANN001
+    """shape_use follows ``helpers.pool`` into a module cut to what ``pool`` reaches."""
+    from autosig.analysis.shape_reads import shape_use
+    from autosig.source.discover import discover_text
+    from autosig.source.project_modules import ProjectModules
+
+    (tmp_path / "helpers.py").write_text(
+        HELPERS.replace("return reduce(x)", "return tf.zeros([x.shape[1]]) + reduce(x)")
+    )
+    source = (
+        "import tensorflow as tf\nfrom helpers import pool\n\n@tf.function\n"
+        "def step(x):\n    return pool(x)\n"
+    )
+    (tmp_path / "train.py").write_text(source)
+    wrapper, sites = discover_text(source, "train.py")
+
+    class WholeModules(ProjectModules):
+        def __call__(self, dotted: str, reach: str | None = None):  # noqa: ANN204
+            return super().__call__(dotted)
+
+    def reads(modules: ProjectModules) -> list[tuple[object, ...]]:
+        found = shape_use(wrapper, sites[0].function, ["x"], modules=modules).reads["x"]
+        return sorted((sorted(r.dims), r.kind, r.line, r.via) for r in found)
+
+    cut = reads(ProjectModules.around(tmp_path / "train.py"))
+    whole = reads(WholeModules.around(tmp_path / "train.py"))
+    assert cut == whole and cut and cut[0][2] == 7  # line numbers of the whole module

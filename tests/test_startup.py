@@ -21,7 +21,8 @@ import atexit, sys
 def report():
     heavy = sorted(
         m
-        for m in ("libcst", "libcst.matchers", "libcst.codemod", "multiprocessing", "tensorflow", "numpy")
+        for m in ("libcst", "libcst.matchers", "libcst.codemod", "multiprocessing", "tensorflow", "numpy",
+                  "autosig.rules.as101_print", "autosig.rules.as102_random")
         if m in sys.modules
     )
     print("IMPORTED:" + ",".join(heavy), file=sys.stderr)
@@ -71,7 +72,36 @@ def test_check_of_a_file_with_a_tf_function_imports_libcst(tmp_path: Path) -> No
     )
     modules = imported(["check", "m.py"], tmp_path)
     assert "libcst" in modules
-    assert not modules & {"tensorflow", "numpy", "libcst.codemod", "multiprocessing"}, modules
+    assert not modules & HEAVY, modules
+    # rules the file cannot trigger are not even imported (rules.registry.TEXT_NEEDED)
+    assert not modules & {"autosig.rules.as101_print", "autosig.rules.as102_random"}
+
+
+HEAVY = {"tensorflow", "numpy", "libcst.matchers", "libcst.codemod", "multiprocessing"}
+"""What no static command needs for an ordinary file: TensorFlow and NumPy (never),
+``libcst.matchers`` (0.2-0.4 s of generated classes), libcst's codemod framework, and
+``multiprocessing`` (only a worker pool needs it)."""
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "    print('step', x)\n    return x\n",  # AS101, the most common finding
+        "    print(f'tracing {x}')\n    return x\n",  # a print that logs tracing
+        "    import random\n    return x * random.random()\n",  # AS102
+        "    out = []\n    for r in x:\n        out.append(r)\n    return out\n",  # AS104
+        "    return float(x)\n",  # AS105
+    ],
+    ids=["print", "trace-log", "random", "append", "float"],
+)
+@pytest.mark.parametrize("command", [["check"], ["fix", "--diff"]], ids=" ".join)
+def test_common_findings_import_nothing_heavy(
+    tmp_path: Path, body: str, command: list[str]
+) -> None:
+    (tmp_path / "m.py").write_text("import tensorflow as tf\n\n@tf.function\ndef f(x):\n" + body)
+    modules = imported([*command, "m.py"], tmp_path)
+    assert "libcst" in modules
+    assert not modules & HEAVY, modules
 
 
 def test_rule_metadata_read_from_source_equals_the_imported_rules() -> None:

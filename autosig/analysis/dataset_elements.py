@@ -11,10 +11,10 @@ planner (``autosig.infer.distributed_inputs``) decides with them. Pure, no Tenso
 from __future__ import annotations
 
 import libcst as cst
-from libcst.metadata import Assignment, MetadataWrapper, PositionProvider, Scope, ScopeProvider
+from libcst.metadata import Assignment, MetadataWrapper, Scope, ScopeProvider
 
 from autosig.source.discover import FunctionSite
-from autosig.source.metadata import ParentProvider
+from autosig.source.metadata import ParentProvider, PositionProvider
 
 DISTRIBUTE_METHODS = frozenset(
     {"experimental_distribute_dataset", "distribute_datasets_from_function"}

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from autosig.analysis.attribute_writes import ANY, FileWrites, scan_writes
+from autosig.source.dependencies import file_digest, note_dependency
 
 MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
 """Files or folders that mark a project's root."""
@@ -75,6 +76,7 @@ class ProjectWrites:
     def around(cls, path: Path | str) -> tuple[ProjectWrites, Path]:
         """The project holding ``path`` (read once per root), and ``path`` resolved."""
         resolved = Path(path).resolve()
+        note_dependency(f"{__name__}:project_digest", str(resolved))
         return _project(project_root(resolved)), resolved
 
     @classmethod
@@ -130,6 +132,19 @@ class ProjectWrites:
         except (OSError, UnicodeDecodeError, ValueError):
             self.complete = False  # unread: it might write anything
             return None
+
+
+def project_digest(question: str) -> str:
+    """For the result cache: the project around file ``question`` (its root) and a hash
+    of the paths and bytes of every file in it, as ``ProjectWrites`` reads them."""
+    import hashlib  # only when hashing (a cold check with no cache hashes nothing)
+
+    root = project_root(Path(question))
+    paths, complete = _python_files(root)
+    digest = hashlib.sha256(f"{complete}".encode())
+    for path in paths:
+        digest.update(f"\0{path}\0{file_digest(path)}".encode())
+    return f"{root}\0{digest.hexdigest()}"
 
 
 def _may_set_any(text: str) -> bool:

@@ -38,7 +38,6 @@ from dataclasses import dataclass, field, replace
 import libcst as cst
 from libcst.metadata import (
     MetadataWrapper,
-    PositionProvider,
     QualifiedName,
     QualifiedNameProvider,
     QualifiedNameSource,
@@ -66,7 +65,7 @@ from autosig.analysis.tf_apis import (
     TF_APIS_NEEDING_VALUES,
     TF_DTYPES,
 )
-from autosig.source.metadata import MetadataView
+from autosig.source.metadata import MetadataView, PositionProvider
 from autosig.source.project_modules import ModuleResolver
 
 # --- python containers -----------------------------------------------------

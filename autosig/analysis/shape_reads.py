@@ -35,11 +35,11 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, PositionProvider, QualifiedNameSource, ScopeProvider
+from libcst.metadata import MetadataWrapper, QualifiedNameSource, ScopeProvider
 
 from autosig.analysis.python_values import short_code, target_names
 from autosig.analysis.tf_random_apis import draws_per_trace
-from autosig.source.metadata import MetadataView, iter_tree, qualified_names
+from autosig.source.metadata import MetadataView, PositionProvider, iter_tree, qualified_names
 from autosig.source.project_modules import ModuleResolver
 
 ReadKind = Literal["control", "python", "tf", "callee"]
@@ -333,16 +333,17 @@ class _Tracer:
         if self.modules is None or "." not in dotted:
             return None
         module_name, _, function_name = dotted.rpartition(".")
-        if module_name not in self._others:
-            wrapper = self.modules(module_name)
-            self._others[module_name] = (
+        if dotted not in self._others:
+            # only what the function reaches is parsed: modules are often large
+            wrapper = self.modules(module_name, function_name)
+            self._others[dotted] = (
                 None
                 if wrapper is None
                 else _Tracer(
                     wrapper, self.ranks, self.autograph, self.modules, self._active, module_name
                 )
             )
-        tracer = self._others[module_name]
+        tracer = self._others[dotted]
         if tracer is not None:
             tracer.structures = self.structures
         if tracer is None:

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any
 
 import click
 
 from autosig.cli.common_options import (
+    cache_options,
     common_options,
     ignore_option,
     max_file_size_option,
@@ -17,8 +17,15 @@ from autosig.cli.common_options import (
 )
 from autosig.errors import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, AutosigError
 from autosig.report.findings import format_error, write_report
-from autosig.rules.checker import CheckResult, _Task, check_one, check_paths, require_runnable_rules
-from autosig.source.config import load_config
+from autosig.rules.check_cache import ResultCache, open_cache
+from autosig.rules.checker import (
+    CheckResult,
+    FileTask,
+    check_paths,
+    check_tasks,
+    require_runnable_rules,
+)
+from autosig.source.config import Config, load_config
 from autosig.source.files import SizeNotice, mentions_function
 
 
@@ -35,6 +42,7 @@ Examples:
   autosig check src/ --format sarif -o autosig.sarif   # for GitHub code scanning
   autosig check src/ --format github        # annotations in a GitHub Actions log
   autosig check - < model.py                # read the source from stdin (editors)
+  autosig check src/ --no-cache             # parse every file, ignore stored results
 
 \b
 Exit codes: 0 no findings, 1 findings, 2 an error (bad path, bad config, a file
@@ -51,6 +59,7 @@ static rule, such as only verify (AS3xx) or profile (AS2xx) codes, is an error.
 @common_options
 @output_file_option
 @max_file_size_option
+@cache_options
 def command(
     paths: tuple[Path, ...],
     select: tuple[str, ...] | None,
@@ -62,6 +71,8 @@ def command(
     exclude: tuple[str, ...],
     output_file: Path | None,
     max_file_size: int | None,
+    cache_dir: Path | None,
+    no_cache: bool,
 ) -> None:
     """Report static findings (AS101-AS107) in Python files and directories.
 
@@ -78,6 +89,11 @@ def command(
 
     Without PATH, checks the current directory. PATH '-' reads one file's source from
     stdin (reported as '-'), for editor integrations.
+
+    Results are kept in a cache (.autosig_cache in the project, with a .gitignore
+    inside), keyed by each file's bytes, the rules selected for it, autosig's own code
+    and the project files its result read: a re-check of unchanged files parses
+    nothing. --no-cache bypasses it, --cache-dir moves it.
     """
     paths = paths or (Path("."),)
     try:
@@ -87,8 +103,9 @@ def command(
     except AutosigError as exc:
         click.echo(format_error(exc), err=True)
         sys.exit(EXIT_ERROR)
+    cache = open_cache(cache_dir, config.cache_dir, config.root, enabled=not no_cache)
     if stdin:
-        result = _check_stdin(config, select, ignore)
+        result = _check_stdin(config, select, ignore, cache)
     else:
         result = check_paths(
             paths,
@@ -100,6 +117,7 @@ def command(
             exclude=exclude,
             max_file_size=max_file_size,
             on_notice=lambda notice: _tell(notice, quiet),
+            cache=cache,
         )
     if result.files_seen == 0 and not result.errors and not quiet:
         click.echo("warning: no Python files found under the given paths", err=True)
@@ -128,8 +146,11 @@ def _wants_stdin(paths: tuple[Path, ...]) -> bool:
 
 
 def _check_stdin(
-    config: Any, select: tuple[str, ...] | None, ignore: tuple[str, ...] | None
-) -> Any:
+    config: Config,
+    select: tuple[str, ...] | None,
+    ignore: tuple[str, ...] | None,
+    cache: ResultCache | None,
+) -> CheckResult:
     """Check the source on stdin as one file named ``-``."""
     data = sys.stdin.buffer.read()
     result = CheckResult(files_seen=1)
@@ -137,11 +158,11 @@ def _check_stdin(
         return result
     file_select = tuple(select) if select is not None else config.select
     file_ignore = tuple(config.ignore) + tuple(c for c in ignore or () if c not in config.ignore)
-    findings, error = check_one(_Task("-", data, file_select, file_ignore))
+    (outcome,) = check_tasks([FileTask("-", data, file_select, file_ignore)], 1, cache=cache)
     result.files_parsed = 1
-    result.findings.extend(findings)
-    if error is not None:
-        result.errors.append(error)
+    result.findings.extend(outcome.findings)
+    if outcome.error is not None:
+        result.errors.append(outcome.error)
     return result
 
 

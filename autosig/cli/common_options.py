@@ -172,6 +172,24 @@ def max_file_size_option(func: F) -> F:
     )(func)
 
 
+def cache_options(func: F) -> F:
+    """``--cache-dir DIR`` and ``--no-cache``: where the result cache lives, or none."""
+    func = click.option(
+        "--no-cache",
+        is_flag=True,
+        help="Parse every file: neither read nor write the result cache.",
+    )(func)
+    return click.option(
+        "--cache-dir",
+        type=click.Path(file_okay=False, path_type=Path),
+        default=None,
+        metavar="DIR",
+        help="Keep the result cache in DIR [default: $AUTOSIG_CACHE_DIR, else config "
+        "'cache-dir', else .autosig_cache in the project: the config file's folder, else "
+        "the current directory].",
+    )(func)
+
+
 def common_options(func: F) -> F:
     """format, jobs, quiet, config and exclude, in the order --help lists them."""
     for decorator in (exclude_option, config_option, quiet_option, jobs_option, format_option):

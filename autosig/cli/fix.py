@@ -44,15 +44,13 @@ from autosig.rewrite.patch import display_path, unified_diff, write_patch
 from autosig.rewrite.summary import file_summary, patch_header, problems_left, total_summary
 from autosig.rules.checker import require_runnable_rules
 from autosig.rules.registry import select_rules
+from autosig.source.collect import CollectedFile, collect
 from autosig.source.config import RELAX_CHOICES, Config, load_config
 from autosig.source.files import (
     SizeNotice,
     SourceFile,
     decode_source,
-    iter_python_files,
-    mentions_function,
     read_source,
-    size_notice,
     write_source,
 )
 from autosig.source.sites import Finding
@@ -526,61 +524,49 @@ def _collect(
     quiet: bool,
     others: list[_File] | None = None,
 ) -> tuple[list[_File], int, list[SizeNotice]]:
-    """Every Python file under ``paths`` that may hold a tf.function, read; how many
-    Python files there were in all; and those skipped.
+    """Every Python file under ``paths`` that may hold a tf.function, read (the collector
+    ``check`` uses too: ``source.collect``); how many Python files there were in all; and
+    those skipped.
 
     Files over ``max_file_size`` (0: no limit) are left out with a warning on stderr,
     and large ones get a note there (unless ``quiet``) before the slow work starts.
     The files the text prefilter leaves out go to ``others``: a profile's call-site
     plan may still rewrite calls in them.
     """
+
+    def tell(notice: SizeNotice) -> None:
+        if notice.skipped or not quiet:
+            click.echo(str(notice), err=True)
+
+    found = collect(
+        paths,
+        config,
+        select=select,
+        ignore=ignore,
+        exclude=exclude,
+        max_file_size=max_file_size,
+        on_notice=tell,
+        keep_others=others is not None,
+        name=display_path,
+    )
+    errors.extend(found.errors)
+    files = _read(found.files, errors)
+    if others is not None:
+        others.extend(_read(found.others, errors))
+    return files, found.seen, found.skipped
+
+
+def _read(collected: Sequence[CollectedFile], errors: list[AutosigError]) -> list[_File]:
+    """The collected files as sources to fix (decoding errors go to ``errors``)."""
     files: list[_File] = []
-    skipped: list[SizeNotice] = []
-    seen = 0
-    for item in iter_python_files(paths, exclude=tuple(config.exclude) + tuple(exclude)):
-        if isinstance(item, AutosigError):
-            errors.append(item)
-            continue
-        if config.is_excluded(item):
-            continue
-        seen += 1
+    for item in collected:
         try:
-            source = read_source(item)
+            source = read_source(item.path, item.data)
         except AutosigError as exc:
             errors.append(exc)
             continue
-        if not mentions_function(source.text.encode("utf-8", "surrogatepass")):
-            if others is not None:
-                others.append(
-                    _File(source, display_path(item), "", *_rules(config, item, select, ignore))
-                )
-            continue
-        notice = _size_notice(item, max_file_size)
-        if notice is not None and (notice.skipped or not quiet):
-            click.echo(str(notice), err=True)
-        if notice is not None and notice.skipped:
-            skipped.append(notice)
-            continue
-        files.append(_File(source, display_path(item), "", *_rules(config, item, select, ignore)))
-    return files, seen, skipped
-
-
-def _rules(
-    config: Config, path: Path, select: tuple[str, ...] | None, ignore: tuple[str, ...] | None
-) -> tuple[tuple[str, ...] | None, tuple[str, ...]]:
-    """The rules selected for one file: its config's, with --select/--ignore applied."""
-    file_select, file_ignore = config.rules_for(path)
-    if select is not None:
-        file_select = tuple(select)
-    return file_select, tuple(file_ignore) + tuple(c for c in ignore or () if c not in file_ignore)
-
-
-def _size_notice(path: Path, limit: int) -> SizeNotice | None:
-    try:
-        size = path.stat().st_size
-    except OSError:
-        return None  # read_source just read it; a vanished file is reported on write
-    return size_notice(display_path(path), size, limit)
+        files.append(_File(source, display_path(item.path), "", item.select, item.ignore))
+    return files
 
 
 def profile_relative(path: Path, root: Path) -> str:

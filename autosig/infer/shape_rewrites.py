@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, PositionProvider, QualifiedNameSource
+from libcst.metadata import MetadataWrapper, QualifiedNameSource
 
 from autosig.analysis.python_values import short_code, target_names
 from autosig.analysis.shape_reads import ShapeRead, ShapeUse, shape_use
@@ -48,7 +48,7 @@ from autosig.infer.size_arguments import (
     TENSOR_OPS,
     Form,
 )
-from autosig.source.metadata import iter_tree, qualified_names
+from autosig.source.metadata import PositionProvider, iter_tree, qualified_names
 from autosig.source.project_modules import ModuleResolver
 
 _TENSOR_ARRAY_METHODS = frozenset(

@@ -1,4 +1,5 @@
-"""Fix many files: one task per file, in worker processes when there are enough of them.
+"""Fix many files: one task per file, in the worker pool (``autosig.pool``) when there are
+enough of them.
 
 A task is plain data (it pickles cheaply to a worker) and every failure becomes an
 AutosigError naming its file, so one file's bug never stops the others. Results come
@@ -7,21 +8,16 @@ back in the tasks' order.
 
 from __future__ import annotations
 
-import os
-import pickle
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from autosig.errors import AutosigError
 from autosig.infer.plan import Plan
-from autosig.progress import Progress
+from autosig.pool import run_tasks
 from autosig.rules.registry import select_rules
 
 if TYPE_CHECKING:  # the engine imports libcst: 'fix' with nothing to parse never needs it
     from autosig.rewrite.engine import FixResult
-
-MIN_FILES_FOR_POOL = 4
-"""Fewer files than this are fixed inline: starting workers would cost more."""
 
 
 @dataclass(frozen=True)
@@ -40,29 +36,16 @@ class FixTask:
 def fix_all(
     tasks: list[FixTask], jobs: int | None, progress: bool
 ) -> list[FixResult | AutosigError]:
-    """Fix every task, in ``jobs`` worker processes (None: one per CPU) when there are
-    enough tasks; ``progress``: show a bar on stderr."""
-    workers = jobs if jobs is not None else (os.cpu_count() or 1)
-    workers = 1 if len(tasks) < MIN_FILES_FOR_POOL else max(1, min(workers, len(tasks)))
-    results: list[FixResult | AutosigError] = []
-    with Progress(len(tasks), "autosig fix", enabled=progress) as bar:
-        if workers > 1:
-            # multiprocessing costs start-up: imported only when there is a pool to start
-            from concurrent.futures import ProcessPoolExecutor
-            from concurrent.futures.process import BrokenProcessPool
-
-            try:
-                with ProcessPoolExecutor(max_workers=workers) as pool:
-                    for outcome in pool.map(fix_task, tasks, chunksize=1):
-                        results.append(outcome)
-                        bar.advance()
-                return results
-            except (BrokenProcessPool, OSError, NotImplementedError, pickle.PicklingError):
-                results = []  # no usable pool here: fix inline
-        for task in tasks:
-            results.append(fix_task(task))
-            bar.advance()
-    return results
+    """Fix every task, in ``jobs`` worker processes (None: one per CPU this process may
+    use) when there are enough tasks; ``progress``: show a bar on stderr."""
+    return run_tasks(
+        fix_task,
+        tasks,
+        jobs=jobs,
+        cost=lambda task: len(task.text),
+        label="autosig fix",
+        progress=progress,
+    )
 
 
 def plan_for(plan: Plan | None, rel: str) -> Plan | None:
@@ -82,17 +65,19 @@ def plan_for(plan: Plan | None, rel: str) -> Plan | None:
 def fix_task(task: FixTask) -> FixResult | AutosigError:
     """Fix one file's text; every failure becomes an AutosigError naming it."""
     from autosig.rewrite.engine import fix_text  # libcst: only once a file is fixed
+    from autosig.source.fast_visit import read_only_visits
 
     try:
         rules = select_rules(task.select, task.ignore)
-        return fix_text(
-            task.text,
-            task.display,
-            plan=task.plan,
-            rules=rules,
-            unsafe_fixes=task.unsafe_fixes,
-            profile_path_of=task.profile_rel,
-        )
+        with read_only_visits():  # libcst's visitor passes without their node copies
+            return fix_text(
+                task.text,
+                task.display,
+                plan=task.plan,
+                rules=rules,
+                unsafe_fixes=task.unsafe_fixes,
+                profile_path_of=task.profile_rel,
+            )
     except AutosigError as exc:
         return exc
     except RecursionError:

@@ -18,13 +18,13 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 
 import libcst as cst
-from libcst.metadata import PositionProvider
 
 from autosig.analysis.python_values import find_function, short_code
 from autosig.infer.plan import FunctionPlan, TensorizedParam
 from autosig.profile.format import CallSite
 from autosig.rules.context import RuleContext
 from autosig.rules.violation import ImportNeeded
+from autosig.source.metadata import PositionProvider
 
 SHIFT_TOLERANCE = 3
 """Lines below the recorded one searched for a call already rewritten (an import autosig

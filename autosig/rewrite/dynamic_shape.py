@@ -15,14 +15,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import libcst as cst
-from libcst.metadata import PositionProvider
 
 from autosig.analysis.python_values import short_code
 from autosig.infer.plan import ShapeRewrite
 from autosig.rules.context import RuleContext
 from autosig.rules.violation import ImportNeeded
 from autosig.source.discover import FunctionSite
-from autosig.source.metadata import iter_tree
+from autosig.source.metadata import PositionProvider, iter_tree
 
 
 @dataclass

@@ -16,13 +16,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import libcst as cst
-from libcst.metadata import CodeRange, PositionProvider
+from libcst.metadata import CodeRange
 
 from autosig.infer.specs import DictNode, ListNode, SpecNode, TupleNode, render_spec
 from autosig.rules.as107_no_signature import append_arg
 from autosig.rules.context import RuleContext
 from autosig.rules.violation import ImportNeeded
 from autosig.source.discover import FunctionSite
+from autosig.source.metadata import PositionProvider
 
 MAX_LINE_LENGTH = 88
 """Longer lines get one spec per line (black's default width)."""

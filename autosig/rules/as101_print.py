@@ -10,8 +10,8 @@ import libcst as cst
 
 from autosig.rules.base import Invalid, Rule
 from autosig.rules.context import RuleContext
-from autosig.rules.lazy_matchers import m
 from autosig.rules.violation import Violation
+from autosig.source.metadata import iter_tree
 
 MESSAGE = (
     "print() in tf.function `{name}` runs only while it is traced, not on every call; "
@@ -164,12 +164,13 @@ class PrintInFunction(Rule):
 
 
 def _logs_tracing(call: cst.Call) -> bool:
-    texts = m.findall(call, m.SimpleString() | m.FormattedStringText())
-    for node in texts:
-        text = node.value
-        if TRACE_WORDS.search(text):
-            return True
-    return False
+    """A string in the call mentions tracing (one walk: no ``libcst.matchers`` import on
+    the path of the most common finding)."""
+    return any(
+        isinstance(node, (cst.SimpleString, cst.FormattedStringText))
+        and TRACE_WORDS.search(node.value) is not None
+        for node in iter_tree(call)
+    )
 
 
 def _tf_print(ctx: RuleContext, call: cst.Call) -> cst.Call | None:
@@ -229,10 +230,19 @@ def _split(value: cst.BaseExpression, strip: bool) -> list[cst.BaseExpression] |
             else:
                 parts.append(piece)
         return parts
-    if m.matches(value, m.BinaryOperation(left=m.SimpleString(), operator=m.Modulo())):
-        return _split_percent(value, strip)  # type: ignore[arg-type]
-    if m.matches(value, m.Call(func=m.Attribute(value=m.SimpleString(), attr=m.Name("format")))):
-        return _split_format(value, strip)  # type: ignore[arg-type]
+    if (
+        isinstance(value, cst.BinaryOperation)
+        and isinstance(value.left, cst.SimpleString)
+        and isinstance(value.operator, cst.Modulo)
+    ):
+        return _split_percent(value, strip)
+    if (
+        isinstance(value, cst.Call)
+        and isinstance(value.func, cst.Attribute)
+        and isinstance(value.func.value, cst.SimpleString)
+        and value.func.attr.value == "format"
+    ):
+        return _split_format(value, strip)
     return None
 
 

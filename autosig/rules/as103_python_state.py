@@ -9,7 +9,6 @@ from libcst.metadata import ScopeProvider
 
 from autosig.rules.base import Invalid, Rule
 from autosig.rules.context import RuleContext
-from autosig.rules.lazy_matchers import m
 from autosig.rules.violation import Violation
 from autosig.source.discover import FunctionSite
 from autosig.source.metadata import iter_tree
@@ -194,8 +193,9 @@ class PythonState(Rule):
             target_node = target.target
             if _is_self_attr(target_node, self_name):
                 attr = target_node.attr.value  # type: ignore[attr-defined]
-                reads_itself = m.findall(
-                    node.value, m.Attribute(value=m.Name(self_name), attr=m.Name(attr))
+                reads_itself = any(
+                    _is_attribute(n, self_name, attr)  # type: ignore[arg-type]
+                    for n in iter_tree(node.value)
                 )
                 if not reads_itself:
                     continue  # caching a value on self: a pattern, not a counter
@@ -342,21 +342,14 @@ def _self_fix(
     init_self = params[0].name.value
     start: cst.Assign | None = None
     for stmt in init.body.body:
-        if m.matches(
-            stmt,
-            m.SimpleStatementLine(
-                body=[
-                    m.Assign(targets=[m.AssignTarget(m.Attribute(m.Name(init_self), m.Name(attr)))])
-                ]
-            ),
-        ):
-            start = stmt.body[0]  # type: ignore[attr-defined]
+        assign = _single_assign(stmt)
+        if assign is not None and _is_attribute(assign.targets[0].target, init_self, attr):
+            start = assign
     writes = [
         w
-        for w in m.findall(
-            klass, m.Assign() | m.AugAssign() | m.AnnAssign() | m.For() | m.Del() | m.WithItem()
-        )
-        if w is not start
+        for w in iter_tree(klass)
+        if isinstance(w, _BINDINGS)
+        and w is not start
         and not (id(w) in traced and isinstance(w, cst.AugAssign))
         and _writes_attr(w, attr)
     ]
@@ -385,6 +378,30 @@ def _self_fix(
     return {init.body: init.body.with_changes(body=[*init.body.body, line])}
 
 
+_BINDINGS = (cst.Assign, cst.AugAssign, cst.AnnAssign, cst.For, cst.Del, cst.WithItem)
+"""Statements and clauses that may bind an attribute."""
+
+
+def _single_assign(stmt: cst.CSTNode) -> cst.Assign | None:
+    """``stmt`` when it is one ``target = value`` alone on its line (one target)."""
+    if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1:
+        assign = stmt.body[0]
+        if isinstance(assign, cst.Assign) and len(assign.targets) == 1:
+            return assign
+    return None
+
+
+def _is_name(node: cst.CSTNode, name: str) -> bool:
+    return isinstance(node, cst.Name) and node.value == name
+
+
+def _is_attribute(node: cst.CSTNode, owner: str, attr: str) -> bool:
+    """``<owner>.<attr>``."""
+    return (
+        isinstance(node, cst.Attribute) and _is_name(node.value, owner) and node.attr.value == attr
+    )
+
+
 def _writes_attr(node: cst.CSTNode, attr: str) -> bool:
     """Whether ``node`` binds an attribute named ``attr``, in any target form
     (``a, self.n = ...``, ``for self.n in``, ``with x as self.n``, ``del self.n``)."""
@@ -404,10 +421,9 @@ def _writes_attr(node: cst.CSTNode, attr: str) -> bool:
 
 def _class_number(klass: cst.ClassDef, attr: str) -> cst.BaseExpression | None:
     for stmt in klass.body.body:
-        if m.matches(
-            stmt, m.SimpleStatementLine(body=[m.Assign(targets=[m.AssignTarget(m.Name(attr))])])
-        ):
-            value = stmt.body[0].value  # type: ignore[attr-defined]
+        assign = _single_assign(stmt)
+        if assign is not None and _is_name(assign.targets[0].target, attr):
+            value = assign.value
             return value if _number(value) is not None else None
     return None
 
@@ -418,10 +434,9 @@ def _global_fix(
     scope = ctx.get_metadata(ScopeProvider, ctx.module)
     start: cst.Assign | None = None
     for stmt in ctx.module.body:
-        if m.matches(
-            stmt, m.SimpleStatementLine(body=[m.Assign(targets=[m.AssignTarget(m.Name(name))])])
-        ):
-            start = stmt.body[0]  # type: ignore[attr-defined]
+        assign = _single_assign(stmt)
+        if assign is not None and _is_name(assign.targets[0].target, name):
+            start = assign
     if start is None:
         return f"the module does not set {name} to a number"
     if not ctx.tf_bound_before(start):

@@ -1,35 +1,29 @@
-"""Run the static rules over a tree: walk, prefilter, parse in parallel, collect.
+"""Run the static rules over a tree: collect, prefilter, reuse cached results, parse the
+rest in parallel.
 
 One bad file (missing, unreadable, not UTF-8, not Python) becomes one error and the
 others are still checked. Files that cannot hold a tf.function (see
 ``files.mentions_function``) are read but never parsed, which is what makes ``check``
-fast on large trees. Output order never depends on scheduling: findings are sorted by
-(path, line, col, code) and errors by path.
+fast on large trees; with a result cache (``source.cache``) an unchanged file is not
+parsed either. Output order never depends on scheduling or the cache: findings are
+sorted by (path, line, col, code) and errors by path.
 """
 
 from __future__ import annotations
 
-import os
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from autosig.errors import AutosigError
-from autosig.progress import Progress
+from autosig.pool import run_tasks
+from autosig.rules.check_cache import CheckOutcome, ResultCache
 from autosig.source.codes import code_kind, expand_codes, selected_codes
+from autosig.source.collect import collect
 from autosig.source.config import Config
-from autosig.source.files import (
-    SizeNotice,
-    binary_error,
-    decode_source,
-    iter_python_files,
-    mentions_function,
-    size_notice,
-)
+from autosig.source.dependencies import recording
+from autosig.source.files import SizeNotice, decode_source
 from autosig.source.sites import Finding
-
-MIN_FILES_FOR_POOL = 4
-"""Fewer files to parse than this are checked inline: starting workers would cost more."""
 
 
 @dataclass
@@ -39,7 +33,9 @@ class CheckResult:
     files_seen: int = 0
     """Python files found under the paths (after excludes)."""
     files_parsed: int = 0
-    """Files that passed the text prefilter and were parsed."""
+    """Files that passed the text prefilter and were parsed (not taken from the cache)."""
+    files_cached: int = 0
+    """Files that passed the text prefilter whose result came from the cache."""
     notices: list[SizeNotice] = field(default_factory=list)
     """Files large enough to be slow, and files skipped as over ``max_file_size``."""
 
@@ -55,8 +51,8 @@ class CheckResult:
 
 
 @dataclass(frozen=True)
-class _Task:
-    """One file to parse; plain data so it pickles cheaply to a worker process."""
+class FileTask:
+    """One file to check; plain data so it pickles cheaply to a worker process."""
 
     path: str
     data: bytes
@@ -74,61 +70,75 @@ def check_paths(
     exclude: Sequence[str] = (),
     max_file_size: int | None = None,
     on_notice: Callable[[SizeNotice], None] | None = None,
+    cache: ResultCache | None = None,
 ) -> CheckResult:
     """Check every Python file under ``paths`` with the selected static rules.
 
     ``select`` (from the command line) replaces the config's selection; ``ignore`` and
     ``exclude`` add to the config's. ``jobs``: worker processes (None: the config's
-    value, else one per CPU; 1: inline). ``max_file_size`` (None: the config's; 0: no
-    limit): larger files that may hold a site are skipped, not parsed. ``on_notice`` hears
-    about each skipped or merely large file as soon as it is found, before parsing.
+    value, else one per CPU this process may use; 1: inline). ``max_file_size`` (None:
+    the config's; 0: no limit): larger files that may hold a site are skipped, not
+    parsed. ``on_notice`` hears about each skipped or merely large file as soon as it is
+    found, before parsing. ``cache``: reuse and store results (None: parse every file).
     """
-    result = CheckResult()
-    tasks: list[_Task] = []
-    excludes = tuple(config.exclude) + tuple(exclude)
-    limit = config.max_file_size if max_file_size is None else max_file_size
-    for item in iter_python_files(paths, exclude=excludes):
-        if isinstance(item, AutosigError):
-            result.errors.append(item)
-            continue
-        if config.is_excluded(item):
-            continue
-        result.files_seen += 1
-        try:
-            data = item.read_bytes()
-        except OSError as exc:
-            result.errors.append(AutosigError(f"cannot read: {exc.strerror or exc}", str(item)))
-            continue
-        binary = binary_error(data, item)
-        if binary is not None:  # never parsed: the prefilter alone would skip it silently
-            result.errors.append(binary)
-            continue
-        if not mentions_function(data):
-            continue
-        notice = size_notice(item, len(data), limit)
-        if notice is not None:
-            result.notices.append(notice)
-            if on_notice is not None:
-                on_notice(notice)
-            if notice.skipped:
-                continue
-        file_select, file_ignore = config.rules_for(item)
-        if select is not None:
-            file_select = tuple(select)
-        file_ignore = tuple(file_ignore) + tuple(c for c in ignore or () if c not in file_ignore)
-        tasks.append(_Task(str(item), data, file_select, file_ignore))
-
-    result.files_parsed = len(tasks)
-    workers = _worker_count(jobs if jobs is not None else config.jobs, len(tasks))
-    with Progress(len(tasks), "autosig check", enabled=progress) as bar:
-        for findings, error in _run(tasks, workers, bar):
-            result.findings.extend(findings)
-            if error is not None:
-                result.errors.append(error)
-
+    found = collect(
+        paths,
+        config,
+        select=select,
+        ignore=ignore,
+        exclude=exclude,
+        max_file_size=max_file_size,
+        on_notice=on_notice,
+    )
+    result = CheckResult(errors=found.errors, files_seen=found.seen, notices=found.notices)
+    tasks = [FileTask(str(f.path), f.data, f.select, f.ignore) for f in found.files]
+    for outcome in check_tasks(
+        tasks, jobs if jobs is not None else config.jobs, progress=progress, cache=cache
+    ):
+        result.findings.extend(outcome.findings)
+        if outcome.error is not None:
+            result.errors.append(outcome.error)
+    if cache is not None:
+        result.files_cached = cache.hits
+    result.files_parsed = len(tasks) - result.files_cached
     result.findings.sort(key=lambda f: (f.path, f.line, f.col, f.code, f.message))
     result.errors.sort(key=lambda e: (e.path or "", e.message))
     return result
+
+
+def check_tasks(
+    tasks: Sequence[FileTask],
+    jobs: int | None,
+    *,
+    progress: bool = False,
+    cache: ResultCache | None = None,
+) -> list[CheckOutcome]:
+    """Each task's outcome, in order: from ``cache`` where it holds a valid one, else
+    checked (in worker processes when there are enough files) and stored there."""
+    outcomes: list[CheckOutcome | None] = [None] * len(tasks)
+    todo: list[int] = []
+    for index, task in enumerate(tasks):
+        cached = cache.get(task.path, task.data, task.select, task.ignore) if cache else None
+        if cached is None:
+            todo.append(index)
+        else:
+            outcomes[index] = cached
+    checked = run_tasks(
+        check_one,
+        [tasks[i] for i in todo],
+        jobs=jobs,
+        cost=lambda task: len(task.data),
+        label="autosig check",
+        progress=progress,
+    )
+    for index, outcome in zip(todo, checked, strict=True):
+        outcomes[index] = outcome
+        if cache is not None:
+            task = tasks[index]
+            cache.put(task.path, task.data, task.select, task.ignore, outcome)
+    if cache is not None:
+        cache.save_digests()
+    return outcomes  # type: ignore[return-value]
 
 
 def require_runnable_rules(
@@ -194,63 +204,28 @@ def _are(codes: Sequence[str], what: str, plural: str | None = None) -> str:
     return f"{', '.join(codes)} are {many}"
 
 
-def _worker_count(jobs: int | None, files: int) -> int:
-    if jobs is None:
-        jobs = _usable_cpus()
-    if files < MIN_FILES_FOR_POOL:
-        return 1
-    return max(1, min(jobs, files))
-
-
-def _usable_cpus() -> int:
-    """CPUs this process may run on (a container's or taskset's limit, not the host's)."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except (AttributeError, OSError):
-        return os.cpu_count() or 1
-
-
-def _run(
-    tasks: list[_Task], workers: int, bar: Progress
-) -> Iterable[tuple[list[Finding], AutosigError | None]]:
-    """Every task's result exactly once (order unspecified), from a pool when ``workers > 1``."""
-    done = 0
-    if workers > 1:
-        from concurrent.futures import ProcessPoolExecutor  # ~20 ms: only with a pool
-        from concurrent.futures.process import BrokenProcessPool
-
-        # Biggest files first and small chunks: parse time grows with size (one 3,000-line
-        # file takes seconds), so this keeps both workers busy until the end.
-        tasks = sorted(tasks, key=lambda t: len(t.data), reverse=True)
-        chunksize = max(1, len(tasks) // (workers * 16))
-        try:
-            with ProcessPoolExecutor(max_workers=workers) as pool:
-                for outcome in pool.map(check_one, tasks, chunksize=chunksize):
-                    done += 1
-                    bar.advance()
-                    yield outcome
-            return
-        except (BrokenProcessPool, OSError, NotImplementedError):
-            pass  # no usable process pool here (or a worker died): finish inline
-    for task in tasks[done:]:
-        yield check_one(task)
-        bar.advance()
-
-
-def check_one(task: _Task) -> tuple[list[Finding], AutosigError | None]:
-    """Decode and check one file; every failure becomes an AutosigError naming it."""
+def check_one(task: FileTask) -> CheckOutcome:
+    """Decode and check one file, recording the other files its result read; every
+    failure becomes an AutosigError naming it."""
     from autosig.rules.run import check_text
 
-    try:
-        text, _, _ = decode_source(task.data, task.path)
-        return check_text(text, task.path, select=task.select, ignore=task.ignore), None
-    except AutosigError as exc:
-        return [], exc
-    except RecursionError:
-        return [], AutosigError("too deeply nested to analyse", task.path)
-    except Exception as exc:  # noqa: BLE001 - a rule bug must not hide the other files
-        return [], AutosigError(
-            f"internal error while checking ({type(exc).__name__}: {exc}); "
-            "please report this as an autosig bug",
-            task.path,
-        )
+    with recording() as dependencies:
+        try:
+            text, _, _ = decode_source(task.data, task.path)
+            outcome = CheckOutcome(
+                check_text(text, task.path, select=task.select, ignore=task.ignore)
+            )
+        except AutosigError as exc:
+            outcome = CheckOutcome(error=exc)
+        except RecursionError:
+            error = AutosigError("too deeply nested to analyse", task.path)
+            outcome = CheckOutcome(error=error, cacheable=False)
+        except Exception as exc:  # noqa: BLE001 - a rule bug must not hide the other files
+            error = AutosigError(
+                f"internal error while checking ({type(exc).__name__}: {exc}); "
+                "please report this as an autosig bug",
+                task.path,
+            )
+            outcome = CheckOutcome(error=error, cacheable=False)
+    outcome.dependencies = dependencies
+    return outcome

@@ -12,10 +12,15 @@ from __future__ import annotations
 
 from functools import cached_property
 
-from autosig.rules.as106.sites import recreated_site_violations
+import libcst as cst
+
 from autosig.rules.file_context import FileContext
 from autosig.rules.violation import Violation
 from autosig.source.discover import FunctionSite
+
+_RECREATING = (cst.For, cst.While, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
+_RECREATING += (cst.FunctionDef, cst.Lambda)
+"""Where a tf.function made inside may be made again: loops, comprehensions, functions."""
 
 
 class RuleContext(FileContext):
@@ -27,8 +32,27 @@ class RuleContext(FileContext):
         """Each tf.function AS106 finds re-created (in a loop, or on every call) with its
         violation and the hoist or per-instance cache that fixes it, when there is one.
 
-        Computed once per parse: AS106, AS107 and the fix engine all ask."""
+        Computed once per parse: AS106, AS107 and the fix engine all ask. A file whose
+        tf.functions are all made at module or class level (most) has none: AS106's
+        analysis is then not even imported."""
+        if not any(self._made_in_a_function_or_loop(site) for site in self.sites):
+            return []
+        from autosig.rules.as106.sites import recreated_site_violations
+
         return list(recreated_site_violations(self))
+
+    def _made_in_a_function_or_loop(self, site: FunctionSite) -> bool:
+        """Whether the site's creation (a decorated def, or the call) sits in a function,
+        a loop or a comprehension before it reaches its class or the module."""
+        start = self.parent(site.decorator) if site.decorator is not None else site.call
+        if start is None:
+            return False
+        for ancestor in self.ancestors(start):
+            if isinstance(ancestor, _RECREATING):
+                return True
+            if isinstance(ancestor, (cst.ClassDef, cst.Module)):
+                return False
+        return False
 
     @cached_property
     def recreated_sites(self) -> set[int]:

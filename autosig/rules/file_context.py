@@ -20,12 +20,12 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, PositionProvider
+from libcst.metadata import MetadataWrapper
 
 from autosig.analysis.project_writes import OtherFiles
 from autosig.rules.violation import ImportNeeded
 from autosig.source.discover import FunctionSite, discover_sites, parse_module
-from autosig.source.metadata import MetadataView
+from autosig.source.metadata import MetadataView, PositionProvider
 from autosig.source.project_modules import ProjectModules
 from autosig.source.suppress import Suppressions
 

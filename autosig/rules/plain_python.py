@@ -15,7 +15,7 @@ import libcst as cst
 from libcst.metadata import Assignment, ImportAssignment, ScopeProvider
 
 from autosig.rules.context import RuleContext
-from autosig.rules.lazy_matchers import m
+from autosig.source.metadata import iter_tree
 
 LITERALS = (
     cst.Integer,
@@ -142,19 +142,31 @@ def _python_self_attribute(ctx: RuleContext, node: cst.Attribute) -> bool:
     if klass is None:
         return False
     attr = first.attr.value
-    target = m.Attribute(value=m.Name("self"), attr=m.Name(attr))
-    for assign in m.findall(
-        klass,
-        m.Assign(targets=[m.ZeroOrMore(), m.AssignTarget(target), m.ZeroOrMore()])
-        | m.AnnAssign(target=target),
-    ):
+    for assign in iter_tree(klass):
+        if isinstance(assign, cst.Assign):
+            if not any(_is_self_attribute(t.target, attr) for t in assign.targets):
+                continue
+        elif not (isinstance(assign, cst.AnnAssign) and _is_self_attribute(assign.target, attr)):
+            continue
         value = assign.value
         if value is None:
             continue
-        for call in m.findall(value, m.Call()):
-            if any(q.startswith("tensorflow") for q in ctx.qualified_names(call.func)):
+        for call in iter_tree(value):
+            if isinstance(call, cst.Call) and any(
+                q.startswith("tensorflow") for q in ctx.qualified_names(call.func)
+            ):
                 return False
     return True
+
+
+def _is_self_attribute(node: cst.CSTNode, attr: str) -> bool:
+    """``self.<attr>``."""
+    return (
+        isinstance(node, cst.Attribute)
+        and isinstance(node.value, cst.Name)
+        and node.value.value == "self"
+        and node.attr.value == attr
+    )
 
 
 def _name_is(ctx: RuleContext, name: cst.Name, depth: int, check) -> bool:  # noqa: ANN001

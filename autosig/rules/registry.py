@@ -8,6 +8,7 @@ Rule classes of the static codes and the documentation of every code, read the s
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
@@ -36,11 +37,34 @@ table read what they need from the modules' source (``StaticDoc``), and
 ``select_rules``/``ALL_RULES`` import the classes on first use.
 """
 
+TEXT_NEEDED: dict[str, re.Pattern[str]] = {
+    "AS101": re.compile(r"\bprint\b"),
+    "AS102": re.compile(r"random"),
+    "AS103": re.compile(r"\b(?:global|nonlocal|class)\b"),
+    "AS104": re.compile(r"\bappend\b"),
+    "AS105": re.compile(r"\b(?:numpy|float|int|bool)\b"),
+}
+"""Text a file must contain for a rule to report anything in it (rules not named here
+may report in any file that holds a tf.function). ``check`` imports and runs only the
+rules whose text a file holds, so a file pays for no rule it cannot trigger:
+
+- AS101 reports calls resolving to ``builtins.print``: the name is spelt in the file
+  (a call, or the import that renames it);
+- AS102 reports names resolving to ``random.*`` / ``numpy.random.*``: the module is
+  named in an import or in the attribute path;
+- AS103 reports changes to attributes of a method's first parameter (its class is in
+  the file) and to names declared ``global``/``nonlocal``;
+- AS104 reports ``<name>.append(...)``; AS105 ``.numpy()`` and the builtins ``float``,
+  ``int``, ``bool`` (named in the file, as for AS101).
+
+A test runs every rule's examples through this filter (no example may lose a finding).
+"""
+
 
 class StaticDoc:
     """A static rule's code, name, summary, fix safety and docstring, read from its
-    module's source with ``ast`` (no import, no libcst); a test keeps it equal to the
-    imported class."""
+    module's source with ``ast`` (no import, no libcst) when first asked; a test keeps
+    them equal to the imported class."""
 
     kind = "static"
 
@@ -48,14 +72,30 @@ class StaticDoc:
         self.code = code
         self.module = module
         self.class_name = class_name
-        fields = _class_fields(module, class_name)
-        self.name: str = fields["name"]
-        self.summary: str = fields["summary"]
-        self.fix_safety: FixSafety = fields.get("fix_safety", "none")
-        self.skeleton_keeps: frozenset[Keep] = frozenset(
-            Keep[name] for name in fields.get("skeleton_keeps", ())
-        )
-        self.__doc__ = fields.get("__doc__")
+
+    @functools.cached_property
+    def _fields(self) -> dict[str, Any]:
+        return _class_fields(self.module, self.class_name)
+
+    @property
+    def name(self) -> str:
+        return self._fields["name"]
+
+    @property
+    def summary(self) -> str:
+        return self._fields["summary"]
+
+    @property
+    def fix_safety(self) -> FixSafety:
+        return self._fields.get("fix_safety", "none")
+
+    @property
+    def __doc__(self) -> str | None:  # type: ignore[override]
+        return self._fields.get("__doc__")
+
+    @property
+    def skeleton_keeps(self) -> frozenset[Keep]:
+        return frozenset(Keep[name] for name in self._fields.get("skeleton_keeps", ()))
 
     def load(self) -> type[Rule]:
         import importlib
@@ -170,6 +210,7 @@ def _entry(code: str) -> StaticDoc | CodeDoc:
     return entry if entry is not None else _static_doc(code.strip().upper())
 
 
+@functools.cache
 def skeleton_keeps() -> frozenset[Keep]:
     """What the skeleton keeps for ``check`` and ``fix``: what any static rule declares it
     reads beyond the traced code (read from the rules' source, nothing imported). Every
@@ -178,11 +219,24 @@ def skeleton_keeps() -> frozenset[Keep]:
 
 
 def select_rules(
-    select: Iterable[str] | None = None, ignore: Iterable[str] | None = None
+    select: Iterable[str] | None = None,
+    ignore: Iterable[str] | None = None,
+    text: str | None = None,
 ) -> list[Rule]:
-    """Instances of the static rules selected (all by default), in code order."""
+    """Instances of the static rules selected (all by default), in code order; given
+    ``text``, only those that may report in it (``TEXT_NEEDED``: the others are not
+    even imported)."""
     codes = selected_codes(select, ignore)
-    return [_static_doc(code).load()() for code in STATIC_CODES if code in codes]
+    return [
+        _static_doc(code).load()()
+        for code in STATIC_CODES
+        if code in codes and (text is None or _may_report(code, text))
+    ]
+
+
+def _may_report(code: str, text: str) -> bool:
+    needed = TEXT_NEEDED.get(code)
+    return needed is None or needed.search(text) is not None
 
 
 def markdown_table() -> str:

@@ -14,6 +14,7 @@ from autosig.rules.context import RuleContext
 from autosig.rules.registry import select_rules, skeleton_keeps
 from autosig.rules.violation import Violation
 from autosig.source.discover import FunctionSite
+from autosig.source.fast_visit import read_only_visits
 from autosig.source.sites import Finding, FixSafety
 from autosig.source.skeleton import skeleton
 
@@ -90,10 +91,12 @@ def check_text(
     """Static findings for one file's text (AutosigError if it does not parse).
 
     Works on ``skeleton(text)``: same lines, irrelevant functions blanked (all but what
-    the rules declare they read), same findings at a fraction of libcst's metadata cost.
+    the rules declare they read), same findings at a fraction of libcst's metadata cost;
+    runs (and imports) only the rules the text may trigger (``registry.TEXT_NEEDED``).
     """
-    rules = select_rules(select, ignore)
+    rules = select_rules(select, ignore, text=text)
     if not rules:
         return []
-    ctx = RuleContext.from_text(skeleton(text, skeleton_keeps()), path)
-    return [violation_to_finding(ctx, r, v) for r, v in check_context(ctx, rules)]
+    with read_only_visits():  # libcst's visitor passes without their node copies
+        ctx = RuleContext.from_text(skeleton(text, skeleton_keeps()), path)
+        return [violation_to_finding(ctx, r, v) for r, v in check_context(ctx, rules)]

@@ -50,6 +50,7 @@ _TOP_KEYS = (
     "functions",
     "max-file-size",
     "max-traces",
+    "cache-dir",
 )
 _FUNCTION_KEYS = ("relax", "params")
 _PARAM_KEYS = ("relax",)
@@ -84,6 +85,8 @@ class Config:
     """The retrace budget of every tf.function in the tests (``pytest``), None: no budget."""
     max_traces_per_function: Mapping[str, int] = field(default_factory=dict)
     """``"<path>::<qualname>"`` (globs allowed in the path) -> that function's budget."""
+    cache_dir: Path | None = None
+    """Where the result cache lives (None: the default, see ``source.cache``)."""
     source: Path | None = None
     """The file these settings came from (None: built-in defaults)."""
 
@@ -109,6 +112,8 @@ class Config:
 
     def is_excluded(self, path: Path | str) -> bool:
         """Whether a config ``exclude`` glob matches ``path`` relative to ``root``."""
+        if not self.exclude:
+            return False
         relative = self.relative(path)
         return any(path_matches(relative, pattern) for pattern in self.exclude)
 
@@ -288,6 +293,10 @@ def _parse(settings: dict[str, Any], source: Path, prefix: str) -> Config:
     except ValueError as exc:
         raise fail("max-file-size", f"{exc} (0 = no limit)") from None
 
+    cache_dir = settings.get("cache-dir")
+    if cache_dir is not None and (not isinstance(cache_dir, str) or not cache_dir):
+        raise fail("cache-dir", f"expected a folder name, got {cache_dir!r}")
+
     overrides: dict[str, FunctionOverride] = {}
     raw_functions = settings.get("functions", {})
     if not isinstance(raw_functions, dict):
@@ -320,8 +329,9 @@ def _parse(settings: dict[str, Any], source: Path, prefix: str) -> Config:
 
     max_traces, per_function = _max_traces(settings.get("max-traces"), fail)
 
+    root = Path(os.path.abspath(source.parent))
     return Config(
-        root=Path(os.path.abspath(source.parent)),
+        root=root,
         select=select,
         ignore=ignore,
         exclude=exclude,
@@ -333,6 +343,7 @@ def _parse(settings: dict[str, Any], source: Path, prefix: str) -> Config:
         function_overrides=overrides,
         max_traces=max_traces,
         max_traces_per_function=per_function,
+        cache_dir=root / cache_dir if cache_dir is not None else None,
         source=source,
     )
 

@@ -14,14 +14,19 @@ from typing import Any
 import libcst as cst
 from libcst.metadata import (
     MetadataWrapper,
-    PositionProvider,
     QualifiedName,
     QualifiedNameSource,
     ScopeProvider,
 )
 
 from autosig.errors import AutosigError
-from autosig.source.metadata import MetadataView, ParentProvider, qualified_names
+from autosig.source.metadata import (
+    MetadataView,
+    ParentProvider,
+    PositionProvider,
+    iter_tree,
+    qualified_names,
+)
 from autosig.source.sites import Site
 
 TF_FUNCTION_NAMES = frozenset(
@@ -105,6 +110,8 @@ class _SiteCollector(cst.CSTVisitor):
         self.path = path
         self.view = view
         self.sites: list[FunctionSite] = []
+        self.order: list[tuple[int, int]] = []
+        """Where each site's creation starts (``sites``' tie-break: source order)."""
         self._handled_calls: set[int] = set()
 
     # -- helpers ---------------------------------------------------------------------
@@ -216,6 +223,7 @@ class _SiteCollector(cst.CSTVisitor):
             line, col = self._pos(anchor)
             qualname = fallback_name
         kwargs = self._kwargs(call, module)
+        self.order.append(self._pos(anchor))
         self.sites.append(
             FunctionSite(
                 site=Site(
@@ -309,10 +317,30 @@ def _wrapped_argument(call: cst.Call) -> cst.BaseExpression | None:
 
 
 def discover_sites(wrapper: MetadataWrapper, path: str) -> list[FunctionSite]:
-    """Every tf.function site in ``wrapper.module``, in source order."""
+    """Every tf.function site in ``wrapper.module``, in source order.
+
+    The collector looks at each def and call once, a def before its decorators and a
+    call before the calls inside it (``iter_tree``'s order: a libcst visitor pass costs
+    about four times as much, for nothing here).
+    """
     collector = _SiteCollector(path, MetadataView(wrapper))
-    wrapper.visit(collector)
-    return sorted(collector.sites, key=lambda s: (s.site.line, s.site.col))
+    with collector.resolve(wrapper):
+        module = wrapper.module
+        collector.visit_Module(module)
+        for node in iter_tree(module):
+            if isinstance(node, cst.Call):
+                collector.visit_Call(node)
+            elif isinstance(node, cst.FunctionDef):
+                collector.visit_FunctionDef(node)
+    order = sorted(
+        range(len(collector.sites)),
+        key=lambda i: (
+            collector.sites[i].site.line,
+            collector.sites[i].site.col,
+            collector.order[i],
+        ),
+    )
+    return [collector.sites[i] for i in order]
 
 
 def discover_text(text: str, path: str = "<string>") -> tuple[MetadataWrapper, list[FunctionSite]]:

@@ -1,4 +1,4 @@
-"""Cheaper libcst metadata for the two providers every parse needs but pays most for.
+"""Cheaper libcst metadata for the providers every parse needs but pays most for.
 
 libcst's ``ParentNodeProvider`` and ``QualifiedNameProvider`` each walk the whole tree
 with a visitor, and a libcst visitor pass costs about 0.2 ms a line (it rebuilds every
@@ -11,6 +11,7 @@ rule needs it, which is what ``QualifiedNameProvider`` does lazily for every nod
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Callable, Collection, Iterator
 from functools import cache
 from typing import Any
@@ -18,12 +19,14 @@ from typing import Any
 import libcst as cst
 from libcst.metadata import (
     BaseMetadataProvider,
+    CodePosition,
+    CodeRange,
     MetadataWrapper,
-    PositionProvider,
     QualifiedName,
     ScopeProvider,
 )
 from libcst.metadata.base_provider import LazyValue
+from libcst.metadata.position_provider import PositionProvidingCodegenState
 
 
 @cache
@@ -31,15 +34,31 @@ def _field_names(kind: type[cst.CSTNode]) -> tuple[str, ...]:
     return tuple(f.name for f in dataclasses.fields(kind))
 
 
-def _children(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+_NODE_TYPES: dict[type, bool] = {}
+"""type -> whether it is a CSTNode (``isinstance`` against libcst's abstract base class
+costs several times a dictionary lookup, and every walk asks it for every field)."""
+
+
+def _is_node_type(kind: type) -> bool:
+    known = _NODE_TYPES.get(kind)
+    if known is None:
+        known = _NODE_TYPES[kind] = issubclass(kind, cst.CSTNode)
+    return known
+
+
+def _children(node: cst.CSTNode) -> list[cst.CSTNode]:
+    found: list[cst.CSTNode] = []
+    types = _NODE_TYPES
     for name in _field_names(type(node)):
         value = getattr(node, name)
-        if isinstance(value, cst.CSTNode):
-            yield value
-        elif isinstance(value, (tuple, list)):
+        kind = type(value)
+        if kind is tuple or kind is list:
             for item in value:
-                if isinstance(item, cst.CSTNode):
-                    yield item
+                if types.get(type(item)) or _is_node_type(type(item)):
+                    found.append(item)
+        elif types.get(kind) or _is_node_type(kind):
+            found.append(value)
+    return found
 
 
 def iter_tree(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
@@ -71,6 +90,126 @@ class ParentProvider(BaseMetadataProvider[cst.CSTNode]):
             for child in _children(node):
                 self.set_metadata(child, node)
                 stack.append(child)
+
+
+class PositionProvider(BaseMetadataProvider[CodeRange]):
+    """libcst's ``PositionProvider`` (each node's syntactic start and end), computed the
+    same way with a cheaper book-keeping: libcst makes two position objects and a range
+    per node with validating constructors, splits every token on newlines with a
+    regular expression and opens a generator-based context manager for every statement
+    and expression, which was most of the cost of positions (a whole-module code
+    generation pass). Here positions are made once per (line, column), ranges without
+    re-validation, tokens searched for newlines first. A test keeps every range equal
+    to libcst's. Ask this one, not libcst's: a wrapper would compute both.
+    """
+
+    def _gen_impl(self, module: cst.Module) -> None:
+        state = _PositionState(
+            default_indent=module.default_indent,
+            default_newline=module.default_newline,
+            provider=self,
+        )
+        module._codegen(state)
+
+
+_new = object.__new__
+_set = object.__setattr__
+
+
+class _PositionState(PositionProvidingCodegenState):
+    """libcst's position book-keeping (same calls, same ranges), made cheaply."""
+
+    def __init__(self, **fields: Any) -> None:
+        super().__init__(**fields)
+        self._positions: dict[tuple[int, int], CodePosition] = {}
+        self._starts: list[tuple[int, int]] = []
+
+    def _position(self, line: int, column: int) -> CodePosition:
+        position = self._positions.get((line, column))
+        if position is None:
+            position = _new(CodePosition)
+            _set(position, "line", line)
+            _set(position, "column", column)
+            self._positions[line, column] = position
+        return position
+
+    def _update_position(self, value: str) -> None:
+        if "\n" in value or "\r" in value:
+            segments = _NEWLINES.split(value)
+            self.line += len(segments) - 1
+            self.column = len(segments[-1])
+        else:
+            self.column += len(value)
+
+    def add_token(self, value: str) -> None:
+        self.tokens.append(value)
+        self._update_position(value)
+
+    def before_codegen(self, node: cst.CSTNode) -> None:
+        self._starts.append((self.line, self.column))
+
+    def after_codegen(self, node: cst.CSTNode) -> None:
+        start = self._starts.pop()
+        computed = self.provider._computed  # type: ignore[attr-defined]
+        if node not in computed:
+            computed[node] = _range(self._position(*start), self._position(self.line, self.column))
+
+    def record_syntactic_position(  # type: ignore[override]
+        self,
+        node: cst.CSTNode,
+        *,
+        start_node: cst.CSTNode | None = None,
+        end_node: cst.CSTNode | None = None,
+    ) -> _Syntactic:
+        return _Syntactic(self, node, start_node, end_node)
+
+
+class _Syntactic:
+    """``record_syntactic_position``'s context manager, as a class (libcst's is a
+    generator: several objects per statement and expression)."""
+
+    __slots__ = ("state", "node", "start_node", "end_node", "start")
+
+    def __init__(
+        self,
+        state: _PositionState,
+        node: cst.CSTNode,
+        start_node: cst.CSTNode | None,
+        end_node: cst.CSTNode | None,
+    ) -> None:
+        self.state = state
+        self.node = node
+        self.start_node = start_node
+        self.end_node = end_node
+        self.start = (state.line, state.column)
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: object) -> None:
+        state = self.state
+        computed = state.provider._computed  # type: ignore[attr-defined]
+        start = (
+            computed[self.start_node].start
+            if self.start_node is not None
+            else state._position(*self.start)
+        )
+        end = (
+            computed[self.end_node].end
+            if self.end_node is not None
+            else state._position(state.line, state.column)
+        )
+        computed[self.node] = _range(start, end)
+
+
+def _range(start: CodePosition, end: CodePosition) -> CodeRange:
+    found = _new(CodeRange)
+    _set(found, "start", start)
+    _set(found, "end", end)
+    return found
+
+
+_NEWLINES = re.compile(r"\r\n?|\n")
 
 
 def qualified_names(

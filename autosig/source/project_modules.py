@@ -10,17 +10,29 @@ Keras, ...) are not the project's and stay unknown.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Iterable
+import json
+from collections.abc import Iterable
 from pathlib import Path
-
-from libcst.metadata import MetadataWrapper
+from typing import TYPE_CHECKING, Protocol
 
 from autosig.errors import AutosigError
-from autosig.source.discover import parse_module
+from autosig.source.dependencies import file_digest, note_dependency
 from autosig.source.files import read_source
 
-ModuleResolver = Callable[[str], "MetadataWrapper | None"]
-"""Dotted module name -> the parsed module, None when it is not the project's."""
+if TYPE_CHECKING:  # libcst: imported when a module is parsed, not to answer the cache
+    from libcst.metadata import MetadataWrapper
+
+
+class ModuleResolver(Protocol):
+    """Dotted module name -> the parsed module, None when it is not the project's.
+
+    With ``reach``, the module may be cut down to what its top-level function ``reach``
+    can reach (``skeleton.reached_skeleton``: same line numbers, same answers about
+    that function): an analysis following one call need not pay for the whole module.
+    """
+
+    def __call__(self, dotted: str, reach: str | None = None) -> MetadataWrapper | None: ...
+
 
 MAX_BYTES = 500_000
 """Larger modules are not parsed for this (libcst's scope analysis costs seconds)."""
@@ -34,7 +46,7 @@ class ProjectModules:
 
     def __init__(self, roots: Iterable[Path]) -> None:
         self.roots = list(dict.fromkeys(Path(r).resolve() for r in roots))
-        self._cache: dict[str, MetadataWrapper | None] = {}
+        self._cache: dict[tuple[str, str | None], MetadataWrapper | None] = {}
 
     @classmethod
     def around(cls, path: Path | str, root: Path | str | None = None) -> ProjectModules:
@@ -53,12 +65,17 @@ class ProjectModules:
             return None
         return cls.around(root / path, root)
 
-    def __call__(self, dotted: str) -> MetadataWrapper | None:
-        if dotted not in self._cache:
-            self._cache[dotted] = self._load(dotted)
-        return self._cache[dotted]
+    def __call__(self, dotted: str, reach: str | None = None) -> MetadataWrapper | None:
+        """Module ``dotted`` parsed (cut down to what function ``reach`` reaches, if given;
+        see ``ModuleResolver``)."""
+        key = (dotted, reach)
+        if key not in self._cache:
+            note_dependency(f"{__name__}:module_digest", _question(self.roots, dotted))
+            self._cache[key] = self._load(dotted, reach)
+        return self._cache[key]
 
-    def _load(self, dotted: str) -> MetadataWrapper | None:
+    def locate(self, dotted: str) -> Path | None:
+        """The file of module ``dotted`` under the roots (the first found), if any."""
         parts = dotted.lstrip(".").split(".")
         if not all(part.isidentifier() for part in parts):
             return None
@@ -68,19 +85,46 @@ class ProjectModules:
                 root.joinpath(*parts, "__init__.py"),
             ):
                 if candidate.is_file():
-                    stat = candidate.stat()
-                    if stat.st_size > MAX_BYTES:
-                        return None
-                    return _parse(str(candidate), stat.st_mtime_ns, stat.st_size)
+                    return candidate
         return None
+
+    def _load(self, dotted: str, reach: str | None) -> MetadataWrapper | None:
+        candidate = self.locate(dotted)
+        if candidate is None:
+            return None
+        stat = candidate.stat()
+        if stat.st_size > MAX_BYTES:
+            return None
+        return _parse(str(candidate), stat.st_mtime_ns, stat.st_size, reach)
+
+
+def _question(roots: list[Path], dotted: str) -> str:
+    return json.dumps([dotted, *map(str, roots)])
+
+
+def module_digest(question: str) -> str:
+    """For the result cache: which file module ``dotted`` is under ``roots`` (the
+    question, as ``_question`` writes it), and the hash of its bytes ("" when none)."""
+    dotted, *roots = json.loads(question)
+    found = ProjectModules(Path(root) for root in roots).locate(dotted)
+    return "" if found is None else f"{found}\0{file_digest(found)}"
 
 
 @functools.lru_cache(maxsize=64)
-def _parse(path: str, mtime_ns: int, size: int) -> MetadataWrapper | None:
-    """One parse per file version, shared by every file and every fix pass that calls into
-    it (``fix`` re-reads its own file after each pass; the modules it imports stay put)."""
+def _parse(path: str, mtime_ns: int, size: int, reach: str | None) -> MetadataWrapper | None:
+    """One parse per file version (and ``reach``), shared by every file and every fix pass
+    that calls into it (``fix`` re-reads its own file after each pass; the modules it
+    imports stay put)."""
     del mtime_ns, size  # the cache key: a changed file is parsed again
+    from libcst.metadata import MetadataWrapper
+
+    from autosig.source.discover import parse_module
+    from autosig.source.skeleton import reached_skeleton
+
     try:
-        return MetadataWrapper(parse_module(read_source(path).text, path), unsafe_skip_copy=True)
+        text = read_source(path).text
+        if reach is not None:
+            text = reached_skeleton(text, (reach,))
+        return MetadataWrapper(parse_module(text, path), unsafe_skip_copy=True)
     except (AutosigError, OSError, UnicodeError):
         return None

@@ -24,9 +24,9 @@ newer than this Python's).
 from __future__ import annotations
 
 import ast
+import functools
 import re
-import secrets
-from collections.abc import Collection
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from enum import Enum
 
@@ -56,6 +56,56 @@ ALL = frozenset(Keep)
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 _WORD = re.compile(r"[A-Za-z_]\w*")
 
+Walk = Callable[[ast.AST], Sequence[ast.AST]]
+"""A node -> it and every node below it (any order): ``Subtrees.walk``."""
+
+
+@functools.cache
+def _child_fields(kind: type[ast.AST]) -> tuple[str, ...]:
+    """The fields of ``kind`` that may hold nodes, but ``ctx`` (the shared ``Load``/
+    ``Store`` objects: a third of all nodes, and no question asks for them)."""
+    return tuple(name for name in kind._fields if name != "ctx")
+
+
+class Subtrees:
+    """Every node of a tree (but ``ctx`` markers) in one pre-order list, each subtree a
+    slice of it.
+
+    The skeleton asks many questions of overlapping subtrees (every cut def, every
+    method of a kept class, every loop); ``ast.walk`` for each (a Python generator per
+    node) was most of the skeleton's time. The tree is listed once here and each walk
+    is a list slice.
+    """
+
+    def __init__(self, tree: ast.AST) -> None:
+        order: list[ast.AST] = []
+        parents: list[int] = []
+        stack: list[tuple[ast.AST, int]] = [(tree, -1)]
+        while stack:
+            node, parent = stack.pop()
+            index = len(order)
+            order.append(node)
+            parents.append(parent)
+            children: list[ast.AST] = []
+            for name in _child_fields(type(node)):
+                value = getattr(node, name, None)
+                if isinstance(value, ast.AST):
+                    children.append(value)
+                elif type(value) is list:
+                    children.extend(item for item in value if isinstance(item, ast.AST))
+            stack.extend((child, index) for child in reversed(children))
+        sizes = [1] * len(order)
+        for index in range(len(order) - 1, 0, -1):
+            sizes[parents[index]] += sizes[index]
+        self.order = order
+        self._span = {id(node): (i, i + sizes[i]) for i, node in enumerate(order)}
+
+    def walk(self, node: ast.AST) -> Sequence[ast.AST]:
+        span = self._span.get(id(node))
+        if span is None:
+            return list(ast.walk(node))  # not of this tree
+        return self.order[span[0] : span[1]]
+
 
 def _span(node: ast.stmt) -> tuple[int, int]:
     decorators = getattr(node, "decorator_list", [])
@@ -63,10 +113,10 @@ def _span(node: ast.stmt) -> tuple[int, int]:
     return start, node.end_lineno or node.lineno
 
 
-def _imported_function_names(tree: ast.Module) -> set[str]:
+def _imported_function_names(tree: ast.Module, walk: Walk) -> set[str]:
     """Local names bound by ``from tensorflow... import function [as name]``."""
     names: set[str] = set()
-    for node in ast.walk(tree):
+    for node in walk(tree):
         if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("tensorflow"):
             names.update(a.asname or a.name for a in node.names if a.name == "function")
     return names
@@ -82,12 +132,12 @@ def _mentions(lines: list[str], span: tuple[int, int], local: re.Pattern[str] | 
 _SELF_USE = re.compile(r"self\s*\.\s*([A-Za-z_]\w*)")
 
 
-def _self_stores(method: ast.stmt) -> set[str]:
+def _self_stores(method: ast.stmt, walk: Walk) -> set[str]:
     """Attributes of ``self`` the method assigns or deletes, in any form: ``self.n = 0``,
     ``self.n: int = 0``, ``(self.n) += 1``, ``self.a, self.b = ...``, ``for self.i in``."""
     return {
         node.attr
-        for node in ast.walk(method)
+        for node in walk(method)
         if isinstance(node, ast.Attribute)
         and isinstance(node.ctx, (ast.Store, ast.Del))
         and isinstance(node.value, ast.Name)
@@ -102,15 +152,31 @@ _MUTATORS = frozenset(
 _REFLECTION = frozenset({"setattr", "delattr", "vars", "__dict__"})
 
 
-def _attribute_writes(node: ast.AST) -> tuple[set[str], set[str]]:
+def _attribute_writes(node: ast.AST, walk: Walk) -> tuple[set[str], set[str]]:
     """What a def may change on objects it does not create: attribute names stored,
     deleted, item-stored or mutated through (``p.limit = 2``, ``self.cfg["a"] = 1``,
     ``self.items.append(x)``), the outside names at the root of such a change
     (``CFG["k"] += 1``), and ``"*"`` for setattr/vars/__dict__ (among the attributes).
-    For ``Keep.ATTRIBUTE_WRITERS``. Returns (attribute names, root names)."""
-    names: set[str] = set()
-    roots: set[str] = set()
-    local = _local_names(node)
+    For ``Keep.ATTRIBUTE_WRITERS``. Returns (attribute names, root names).
+
+    A class is asked member by member: a method's ``self`` (and every other name it
+    binds) is its own, so ``self.x = 1`` adds ``x`` but no root; asked as a whole, every
+    class with a method looked like it changed a module-level ``self`` and was kept.
+    """
+    if isinstance(node, ast.ClassDef):
+        names, roots = set(), set()
+        for member in node.body:
+            member_names, member_roots = _attribute_writes(member, walk)
+            names |= member_names
+            roots |= member_roots
+        for decorator in (*node.decorator_list, *node.bases, *node.keywords):
+            member_names, member_roots = _attribute_writes(decorator, walk)
+            names |= member_names
+            roots |= member_roots
+        return names, roots
+    names = set()
+    roots = set()
+    local = _local_names(node, walk)
 
     def chain(expr: ast.AST) -> None:
         while isinstance(expr, (ast.Attribute, ast.Subscript)):
@@ -120,7 +186,7 @@ def _attribute_writes(node: ast.AST) -> tuple[set[str], set[str]]:
         if isinstance(expr, ast.Name) and expr.id not in local:
             roots.add(expr.id)
 
-    for sub in ast.walk(node):
+    for sub in walk(node):
         if isinstance(sub, (ast.Attribute, ast.Subscript)) and isinstance(
             sub.ctx, (ast.Store, ast.Del)
         ):
@@ -138,24 +204,26 @@ def _attribute_writes(node: ast.AST) -> tuple[set[str], set[str]]:
     return names, roots
 
 
-def _local_names(node: ast.AST) -> set[str]:
+def _local_names(node: ast.AST, walk: Walk) -> set[str]:
     """Names a def binds for itself (parameters, assignments not declared global)."""
     if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return set()
-    declared = {n for sub in ast.walk(node) if isinstance(sub, ast.Global) for n in sub.names}
+    declared = {n for sub in walk(node) if isinstance(sub, ast.Global) for n in sub.names}
     args = node.args
     bound = {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)}
     bound |= {a.arg for a in (args.vararg, args.kwarg) if a is not None}
     bound |= {
-        sub.id
-        for sub in ast.walk(node)
-        if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Store)
+        sub.id for sub in walk(node) if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Store)
     }
     return bound - declared
 
 
 def _class_members_to_drop(
-    node: ast.ClassDef, lines: list[str], local: re.Pattern[str] | None, keep: Collection[Keep]
+    node: ast.ClassDef,
+    lines: list[str],
+    local: re.Pattern[str] | None,
+    walk: Walk,
+    keep: Collection[Keep],
 ) -> list[ast.stmt]:
     """Methods of a kept class that neither hold a site nor are asked for by ``keep``.
 
@@ -179,8 +247,8 @@ def _class_members_to_drop(
     for m in methods:
         if (
             m in relevant
-            or (Keep.SELF_SETTERS in keep and _self_stores(m) & used)
-            or (Keep.ATTRIBUTE_WRITERS in keep and _attribute_writes(m)[0] & (used | {"*"}))
+            or (Keep.SELF_SETTERS in keep and _self_stores(m, walk) & used)
+            or (Keep.ATTRIBUTE_WRITERS in keep and _attribute_writes(m, walk)[0] & (used | {"*"}))
         ):
             continue
         drop.append(m)
@@ -202,17 +270,17 @@ def python_lines(text: str) -> list[str]:
     return _LINE.findall(text)
 
 
-def _function_call_names(nodes: list[ast.stmt], local: set[str]) -> set[str]:
+def _function_call_names(nodes: list[ast.stmt], local: set[str], walk: Walk) -> set[str]:
     """Names read in the arguments of ``<alias>.function(...)`` calls (and ``(...)(f)``),
     with the methods named as ``self.f``: the regexes miss ``func=self.f`` and options
     holding parentheses, ``function(input_signature=(...))(self.f)``."""
 
     names: set[str] = set()
     for node in nodes:
-        for call in ast.walk(node):
+        for call in walk(node):
             if isinstance(call, ast.Call) and _is_function(call.func, local):
                 for arg in (*call.args, *(k.value for k in call.keywords)):
-                    for n in ast.walk(arg):
+                    for n in walk(arg):
                         if isinstance(n, ast.Name):
                             names.add(n.id)
                         elif _is_own_attribute(n):
@@ -229,15 +297,15 @@ def _is_function(func: ast.expr, local: set[str]) -> bool:
     return isinstance(func, ast.Name) and func.id in local
 
 
-def _loop_callees(nodes: list[ast.stmt], local: set[str]) -> set[str]:
+def _loop_callees(nodes: list[ast.stmt], local: set[str], walk: Walk) -> set[str]:
     """Names called in loops that create a tf.function (``Keep.LOOP_CALLEES``)."""
     loops = (ast.For, ast.AsyncFor, ast.While)
     names: set[str] = set()
     for node in nodes:
-        for loop in ast.walk(node):
+        for loop in walk(node):
             if not isinstance(loop, loops):
                 continue
-            inside = list(ast.walk(loop))
+            inside = walk(loop)
             if any(isinstance(c, ast.Call) and _is_function(c.func, local) for c in inside):
                 names.update(
                     c.func.id
@@ -247,14 +315,14 @@ def _loop_callees(nodes: list[ast.stmt], local: set[str]) -> set[str]:
     return names
 
 
-def _called_in_defs(nodes: list[ast.stmt]) -> set[str]:
+def _called_in_defs(nodes: list[ast.stmt], walk: Walk) -> set[str]:
     """Names called inside kept defs: the shape-use analysis follows traced code into
     the project functions it calls (a helper reading ``x.shape[0]``)."""
     return {
         call.func.id
         for node in nodes
         if isinstance(node, _DEFS)
-        for call in ast.walk(node)
+        for call in walk(node)
         if isinstance(call, ast.Call) and isinstance(call.func, ast.Name)
     }
 
@@ -268,7 +336,7 @@ def _is_own_attribute(node: ast.AST) -> bool:
     )
 
 
-def _reached(seeds: set[str], tree: ast.Module) -> set[str]:
+def _reached(seeds: set[str], tree: ast.Module, walk: Walk) -> set[str]:
     """Top-level defs reached from ``seeds`` through the names their bodies read
     (``Keep.REACHED``)."""
     defs = {n.name: n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
@@ -279,28 +347,30 @@ def _reached(seeds: set[str], tree: ast.Module) -> set[str]:
         if name in reached:
             continue
         reached.add(name)
-        for node in ast.walk(defs[name]):
+        for node in walk(defs[name]):
             if isinstance(node, ast.Name) and node.id in defs:
                 pending.append(node.id)
     return reached
 
 
-def _declares_global(node: ast.stmt) -> bool:
+def _declares_global(node: ast.stmt, walk: Walk) -> bool:
     """A def that rebinds module names: scope analysis must see those bindings."""
-    return any(isinstance(n, ast.Global) for n in ast.walk(node))
+    return any(isinstance(n, ast.Global) for n in walk(node))
 
 
 def _cut_lines(
     text: str, keep: Collection[Keep]
-) -> tuple[list[str], list[bool], dict[int, str]] | None:
+) -> tuple[list[str], list[bool], dict[int, str], dict[int, str]] | None:
     """(lines with endings, cut flag per line number from 1, stub per cut def's first
-    line), or None if nothing is cut."""
+    line, the indentation of the def each cut line belongs to), or None if nothing is
+    cut."""
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
     lines = python_lines(text)
-    names = _imported_function_names(tree)
+    walk = Subtrees(tree).walk
+    names = _imported_function_names(tree, walk)
     local = (
         re.compile(r"\b(?:" + "|".join(map(re.escape, sorted(names))) + r")\b") if names else None
     )
@@ -317,38 +387,42 @@ def _cut_lines(
             drop.append(node)
             continue
         if isinstance(node, ast.ClassDef):
-            drop.extend(_class_members_to_drop(node, lines, local, keep))
+            drop.extend(_class_members_to_drop(node, lines, local, walk, keep))
         kept_text.append("".join(lines[span[0] - 1 : span[1]]))
         kept_nodes.append(node)
     kept = "".join(kept_text)
-    wanted = _function_call_names(kept_nodes, names)
+    wanted = _function_call_names(kept_nodes, names, walk)
     if Keep.LOOP_CALLEES in keep:
-        wanted |= _loop_callees(kept_nodes, names)
+        wanted |= _loop_callees(kept_nodes, names, walk)
     if Keep.CALLEES in keep:
-        wanted |= _called_in_defs(kept_nodes)
+        wanted |= _called_in_defs(kept_nodes, walk)
     if Keep.REACHED in keep:
-        wanted |= _reached(wanted, tree)
+        wanted |= _reached(wanted, tree, walk)
     # a stub keeps a cut def's name bound for scope analysis; a name the kept code
     # never mentions needs none (thousands of tiny defs would cost a node each)
     referenced = set(_WORD.findall(kept))
     cut = [False] * (len(lines) + 1)
     heads: dict[int, str] = {}
+    indents: dict[int, str] = {}
     read = set(_SELF_USE.findall(kept)) | {"*"}  # what kept code reads through self
     for node in drop:
         if node.name in wanted:  # type: ignore[attr-defined]
             continue
-        if Keep.GLOBAL_WRITERS in keep and _declares_global(node):
+        if Keep.GLOBAL_WRITERS in keep and _declares_global(node, walk):
             continue
         if Keep.ATTRIBUTE_WRITERS in keep:
-            attributes, roots = _attribute_writes(node)
+            attributes, roots = _attribute_writes(node, walk)
             if attributes & read or roots & referenced:
                 continue  # it may change what a cached per-call function reads
         start, end = _span(node)
+        first = lines[start - 1]
+        indent = first[: len(first) - len(first.lstrip())]
         for number in range(start, end + 1):
             cut[number] = True
+            indents[number] = indent
         if node.name in referenced:  # type: ignore[attr-defined]
             heads[node.lineno] = _stub(node, lines[node.lineno - 1])
-    return (lines, cut, heads) if any(cut) else None
+    return (lines, cut, heads, indents) if any(cut) else None
 
 
 def _stub(node: ast.stmt, line: str) -> str:
@@ -370,16 +444,51 @@ def skeleton(text: str, keep: Collection[Keep] = ALL) -> str:
 
     Each keeps a one-line stub on its first line, as in ``marked_skeleton``: a name
     bound by a cut def stays bound, so scope analysis (which counts a name's bindings)
-    sees the same as on the whole file.
+    sees the same as on the whole file. A run of cut lines becomes one string
+    statement spanning them (``_blank``): each blank line would be three nodes for
+    every metadata pass to walk (a quarter of all nodes of tf-models-official's
+    skeletons).
     """
     found = _cut_lines(text, keep)
     if found is None:
         return text
-    lines, cut, heads = found
-    return "".join(
-        (heads.get(number, "") + _ending(line)) if cut[number] else line
-        for number, line in enumerate(lines, start=1)
-    )
+    lines, cut, heads, indents = found
+    return _blank(lines, cut, heads, indents)
+
+
+def _blank(
+    lines: list[str], cut: list[bool], heads: dict[int, str], indents: dict[int, str]
+) -> str:
+    """``lines`` with each cut line blank (or its stub), and every run of two or more
+    cut lines at one indentation, stubs apart, one string statement: ``\"\"\"`` on its
+    first line, ``\"\"\"`` on its last, same line numbers. A string statement binds
+    nothing and calls nothing; the runs stand where whole defs stood."""
+    out: list[str] = []
+    number = 1
+    count = len(lines)
+    while number <= count:
+        line = lines[number - 1]
+        if not cut[number] or number in heads:
+            out.append((heads[number] + _ending(line)) if number in heads else line)
+            number += 1
+            continue
+        last = number
+        indent = indents[number]
+        while (
+            last + 1 <= count
+            and cut[last + 1]
+            and last + 1 not in heads
+            and indents[last + 1] == indent
+        ):
+            last += 1
+        if last == number:
+            out.append(_ending(line))
+        else:
+            out.append(f'{indent}"""{_ending(line)}')
+            out.extend(_ending(lines[n - 1]) for n in range(number + 1, last))
+            out.append(f'"""{_ending(lines[last - 1])}')
+        number = last + 1
+    return "".join(out)
 
 
 @dataclass(frozen=True)
@@ -427,7 +536,9 @@ def marked_skeleton(text: str, keep: Collection[Keep] = ALL) -> MarkedSkeleton |
     found = _cut_lines(text, keep)
     if found is None:
         return None
-    lines, cut, heads = found
+    lines, cut, heads, _ = found
+    import secrets  # fix only; check need not import hmac and OpenSSL for it
+
     marker = "autosig-cut-" + secrets.token_hex(6)
     out: list[str] = []
     originals: dict[int, str] = {}
@@ -439,3 +550,59 @@ def marked_skeleton(text: str, keep: Collection[Keep] = ALL) -> MarkedSkeleton |
         else:
             out.append(line)
     return MarkedSkeleton("".join(out), marker, originals)
+
+
+def reached_skeleton(text: str, names: Collection[str]) -> str:
+    """``text`` cut down to what the top-level functions ``names`` can reach, for an
+    analysis that follows a call into another module of the project.
+
+    Kept: every statement that is not a top-level def or class (imports, assignments,
+    ``if``/``try`` blocks with whatever they hold), the defs and classes ``names`` name,
+    and, again and again, those named anywhere in kept code (a class whole), and every
+    def with a ``global`` statement (it rebinds module names scope analysis sees). The
+    rest is cut as ``skeleton`` cuts (same line numbers, a stub where kept code names
+    it), so what the analysis finds in the kept functions is what it finds in the whole
+    module. A module ``ast`` cannot parse is returned whole.
+    """
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return text
+    walk = Subtrees(tree).walk
+    defs: dict[str, list[ast.stmt]] = {}
+    pending = list(names)
+    for node in tree.body:
+        if isinstance(node, _DEFS):
+            defs.setdefault(node.name, []).append(node)
+            if _declares_global(node, walk):
+                pending.append(node.name)
+        else:
+            pending.extend(n.id for n in walk(node) if isinstance(n, ast.Name))
+    reached: set[str] = set()
+    while pending:
+        name = pending.pop()
+        if name in reached or name not in defs:
+            continue
+        reached.add(name)
+        for node in defs[name]:
+            pending.extend(n.id for n in walk(node) if isinstance(n, ast.Name))
+    lines = python_lines(text)
+    cut_nodes = [n for n in tree.body if isinstance(n, _DEFS) and n.name not in reached]
+    if not cut_nodes:
+        return text
+    cut = [False] * (len(lines) + 1)
+    indents: dict[int, str] = {}
+    for node in cut_nodes:
+        start, end = _span(node)
+        first = lines[start - 1]
+        for number in range(start, end + 1):
+            cut[number] = True
+            indents[number] = first[: len(first) - len(first.lstrip())]
+    kept = "".join(line for number, line in enumerate(lines, start=1) if not cut[number])
+    referenced = set(_WORD.findall(kept))
+    heads = {
+        node.lineno: _stub(node, lines[node.lineno - 1])
+        for node in cut_nodes
+        if node.name in referenced
+    }
+    return _blank(lines, cut, heads, indents)

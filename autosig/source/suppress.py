@@ -14,7 +14,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, PositionProvider
+from libcst.metadata import MetadataWrapper
+
+from autosig.source.metadata import PositionProvider
 
 DIRECTIVE = re.compile(r"#\s*autosig\s*:\s*ignore\b(?:\[(?P<codes>[^\]]*)\])?", re.IGNORECASE)
 
