@@ -854,10 +854,6 @@ CASES: list[Case] = [
     Case(
         name="map_fn_body_reads_length",
         klass="21.4",
-        known=(
-            "the static read example.shape[0] in the tf.map_fn body is not seen: with the "
-            "length None it fails on the profiled calls"
-        ),
         origin="per-example normalisation through tf.map_fn whose body divides by "
         "example.shape[0] (the sequence length)",
         files={
@@ -885,10 +881,6 @@ CASES: list[Case] = [
     Case(
         name="keras_ops_unstack_time",
         klass="21.4",
-        known=(
-            "keras.ops.unstack needs the static number of steps; not seen: with the length "
-            "None it fails on the profiled calls"
-        ),
         origin="a hand-rolled recurrence over keras.ops.unstack(x, axis=1) (Keras 3 "
         "backend-agnostic code): unstack needs the static number of steps",
         files={
@@ -987,10 +979,6 @@ CASES: list[Case] = [
     Case(
         name="vectorized_map_resize",
         klass="21.4",
-        known=(
-            "the static reads img.shape[0] // 2 in the tf.vectorized_map body are not seen: "
-            "None sizes fail on the profiled calls"
-        ),
         origin="per-image downscaling with tf.vectorized_map, the size taken from the "
         "element's static shape (img.shape[0] // 2)",
         files={

@@ -14,8 +14,10 @@ tensorflow's ``function``); in a kept class, the methods that hold a site, ``__i
 and every method assigning a ``self`` attribute those use; any def named as the
 target of a ``function(...)`` call form in the kept text (found with ``ast``), every
 def a loop creating a tf.function calls, every def a kept def calls (the shape-use
-analysis follows traced code into them), the methods a kept method calls through
-``self``, and the top-level defs those reach by name
+analysis follows traced code into them), every class kept module-level code calls
+(``keras.Sequential([Patches()])``, ``loss_fn = SumOverBatch()``) or a kept class
+derives from (the analysis follows an instance's call into its class), the methods a
+kept method calls through ``self``, and the top-level defs and classes those reach by name
 (AS106's hoist reads them); every def with a ``global`` statement (it rebinds module
 names the hoist and AS103 check); and every def that stores into, deletes or mutates
 an attribute the kept code reads through ``self``, or uses setattr/vars/__dict__
@@ -237,6 +239,31 @@ def _called_in_defs(nodes: list[ast.stmt]) -> set[str]:
     }
 
 
+def _classes_used_at_top(nodes: list[ast.stmt]) -> set[str]:
+    """Names called in kept module-level statements (``model = keras.Sequential(
+    [Patches(), ...])``, ``loss_fn = SumOverBatch()``) and base classes of kept
+    classes: the shape-use analysis follows a call of such an instance into its class
+    (``__call__``, a Keras layer's ``call``). A ``__main__`` block is left out."""
+    names: set[str] = set()
+    for node in nodes:
+        if isinstance(node, ast.ClassDef):
+            names.update(b.id for b in node.bases if isinstance(b, ast.Name))
+            continue
+        if isinstance(node, _DEFS) or _is_main_block(node):
+            continue
+        for call in ast.walk(node):
+            if isinstance(call, ast.Call) and isinstance(call.func, ast.Name):
+                names.add(call.func.id)
+    return names
+
+
+def _is_main_block(node: ast.stmt) -> bool:
+    """``if __name__ == "__main__":`` (what it runs is the program, not traced code)."""
+    return isinstance(node, ast.If) and any(
+        isinstance(n, ast.Name) and n.id == "__name__" for n in ast.walk(node.test)
+    )
+
+
 def _is_own_attribute(node: ast.AST) -> bool:
     """``self.f`` / ``cls.f``: the wrapped method of a call form."""
     return (
@@ -247,12 +274,14 @@ def _is_own_attribute(node: ast.AST) -> bool:
 
 
 def _reached(seeds: set[str], tree: ast.Module) -> set[str]:
-    """Top-level defs reached from ``seeds`` through the names their bodies read.
+    """Top-level defs and classes reached from ``seeds`` through the names their
+    bodies read.
 
     AS106's hoist follows a wrapped function into the defs of the file it calls (what
-    they read decides whether the move is safe), so those must not be cut.
+    they read decides whether the move is safe), and the shape-use analysis follows a
+    project class's instance into its methods and base classes, so those must not be cut.
     """
-    defs = {n.name: n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    defs = {n.name: n for n in tree.body if isinstance(n, _DEFS)}
     reached: set[str] = set()
     pending = [name for name in seeds if name in defs]
     while pending:
@@ -303,6 +332,7 @@ def _cut_lines(text: str) -> tuple[list[str], list[bool], dict[int, str]] | None
     wanted = _function_call_names(kept_nodes, names)
     wanted |= _loop_callees(kept_nodes, names)
     wanted |= _called_in_defs(kept_nodes)
+    wanted |= _classes_used_at_top(kept_nodes)
     wanted |= _reached(wanted, tree)
     # a stub keeps a cut def's name bound for scope analysis; a name the kept code
     # never mentions needs none (thousands of tiny defs would cost a node each)
