@@ -830,10 +830,7 @@ class _FunctionWalk:
         positional = [a for a in call.args if a.keyword is None and not a.star]
         if not positional:
             return
-        value = positional[0].value
-        if need.only_if_tensor and self._is_sequence_value(value):
-            return
-        taint = self.taint_of(value)
+        taint = self.taint_of(positional[0].value)
         if not taint:
             return
         axis: int | None = need.default_axis
@@ -1235,7 +1232,7 @@ def _fed(
         return _fed(call, spec, feed.fallback, params)
     if feed.how == "none" or value is None:
         return [(first, _NO_TENSOR, False)]
-    if feed.how == "element":
+    if feed.how in ("element", "slice", "leaf"):
         return [(first, value, True)]
     if feed.how == "same":
         return [(first, value, relaxed)]

@@ -266,13 +266,16 @@ class Feed:
     """What one parameter of a higher-order op's function argument gets.
 
     ``element``: one element of the argument at ``slot`` (its dimension 0 taken off);
-    ``same``: the argument itself (its shape, as a loop variable keeps it); ``spread``:
-    the items of a list or tuple argument, one per parameter from this one on; ``none``:
-    no tensor of the caller's (a loop counter). ``fallback``: the feed when ``slot`` is
+    ``slice``: a part of it along dimension 0 (same rank); ``leaf``: a leaf of a nest
+    (the argument itself when it is a tensor); ``same``: the argument itself (its shape,
+    as a loop variable keeps it); ``spread``: the items of a list or tuple argument, one
+    per parameter from this one on; ``none``: no tensor of the caller's (a loop
+    counter). ``element``, ``slice`` and ``leaf`` are values computed from the argument
+    (any of their dimensions may be any of its). ``fallback``: the feed when ``slot`` is
     not passed (``tf.scan`` without ``initializer`` starts from the first element).
     """
 
-    how: Literal["element", "same", "spread", "none"]
+    how: Literal["element", "slice", "leaf", "same", "spread", "none"]
     slot: Slot | None = None
     fallback: Feed | None = None
 
@@ -303,7 +306,7 @@ HIGHER_ORDER: dict[str, HigherOrder] = {
     "tensorflow.foldr": _SCAN,
     "tensorflow.while_loop": _WHILE,
     "tensorflow.cond": HigherOrder(((1, "true_fn"), (2, "false_fn"))),
-    "tensorflow.nest.map_structure": HigherOrder(((0, "func"),), (Feed("element", (1, "")),)),
+    "tensorflow.nest.map_structure": HigherOrder(((0, "func"),), (Feed("leaf", (1, "")),)),
     "keras.ops.map": HigherOrder(((0, "f"),), (Feed("element", (1, "xs")),)),
     "keras.ops.vectorized_map": HigherOrder(
         ((0, "function"),), (Feed("element", (1, "elements")),)
@@ -318,7 +321,7 @@ HIGHER_ORDER: dict[str, HigherOrder] = {
         ((0, "cond"), (1, "body")), (Feed("spread", (2, "loop_vars")),)
     ),
     "keras.ops.associative_scan": HigherOrder(
-        ((0, "f"),), (Feed("element", (1, "elems")), Feed("element", (1, "elems")))
+        ((0, "f"),), (Feed("slice", (1, "elems")), Feed("slice", (1, "elems")))
     ),
     "keras.ops.cond": HigherOrder(((1, "true_fn"), (2, "false_fn"))),
 }
@@ -339,9 +342,6 @@ class StaticSize:
     """A keyword that, when passed, gives the size instead (``num``)."""
     only_if_sequence: Slot | None = None
     """Needed only when this argument is a list or tuple (``ops.split`` by indices)."""
-    only_if_tensor: bool = False
-    """Needed only when the tensor argument is a tensor, not a list of them
-    (``ops.stack(x)`` iterates ``x``)."""
 
 
 STATIC_SIZE_APIS: dict[str, StaticSize] = {
@@ -350,18 +350,13 @@ STATIC_SIZE_APIS: dict[str, StaticSize] = {
     "keras.ops.array_split": StaticSize((2, "axis")),
     "keras.ops.split": StaticSize((2, "axis"), only_if_sequence=(1, "indices_or_sections")),
     "keras.ops.glu": StaticSize((1, "axis"), default_axis=-1),
-    "keras.ops.stack": StaticSize(None, only_if_tensor=True),
-    "keras.ops.hstack": StaticSize(None, only_if_tensor=True),
-    "keras.ops.vstack": StaticSize(None, only_if_tensor=True),
-    "keras.ops.dstack": StaticSize(None, only_if_tensor=True),
 }
-"""Ops that fail (or compute something else) when the dimension they split or iterate is
-None: ``tf.unstack`` infers ``num`` from it, Keras splits by indices and ``array_split``
-compute section sizes in Python, ``glu`` halves its axis in Python, and
-``ops.stack(x)`` of a single tensor iterates its rows (each checked with None dimensions
-in ``tests/test_tf_objects_tf.py``)."""
+"""Ops that fail (or compute something else) when the dimension they split is None:
+``tf.unstack`` infers ``num`` from it, Keras splits by indices and ``array_split``
+compute section sizes in Python, ``glu`` halves its axis in Python (each checked with
+None dimensions in ``tests/test_tf_objects_tf.py``)."""
 
-STATIC_SHAPE_FUNCTIONS = frozenset({"keras.ops.shape", "keras.ops.core.shape"})
+STATIC_SHAPE_FUNCTIONS = frozenset({"keras.ops.shape"})
 """Functions returning a tensor's shape with Python ints where the static shape knows
 them (Keras's TensorFlow backend), so indexing them reads the static size like
 ``x.shape[i]``."""

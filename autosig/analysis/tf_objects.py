@@ -152,7 +152,7 @@ OBJECT_KINDS: tuple[ObjectKind, ...] = (
         frozenset({"tensorflow.TensorArray"}),
         methods=_all(
             ("write", "read", "stack", "gather", "concat", "scatter", "unstack", "split")
-            + ("size", "close", "identity", "mark_used"),
+            + ("size", "close", "identity"),
             "nothing",
             TENSOR_ARRAY_PROPERTY,
         ),
