@@ -191,6 +191,7 @@ class ModuleView:
         self._functions: dict[str, cst.FunctionDef] = {}
         self._bindings: dict[str, list[cst.BaseExpression]] = {}
         self._statements: list[cst.BaseSmallStatement] = []
+        self._imported: set[str] = set()
         self._indexed = False
 
     # -- metadata --------------------------------------------------------------------------
@@ -234,6 +235,15 @@ class ModuleView:
                     self._statements.append(small)
                     for name, value in _bound_names(small):
                         self._bindings.setdefault(name, []).append(value)
+                    if isinstance(small, (cst.Import, cst.ImportFrom)) and not isinstance(
+                        small.names, cst.ImportStar
+                    ):
+                        for alias in small.names:
+                            bound = alias.asname.name if alias.asname is not None else alias.name
+                            while isinstance(bound, cst.Attribute):
+                                bound = bound.value
+                            if isinstance(bound, cst.Name):
+                                self._imported.add(bound.value)
 
     def module_function(self, name: str) -> cst.FunctionDef | None:
         self._index()
@@ -248,6 +258,16 @@ class ModuleView:
         """Values bound to a module-level name by assignments at module level."""
         self._index()
         return self._bindings.get(name, [])
+
+    def is_bound_at_module_level(self, name: str) -> bool:
+        """``name`` is assigned by a module-level statement (a variable, not a def)."""
+        self._index()
+        return name in self._bindings
+
+    def is_imported(self, name: str) -> bool:
+        """``name`` is bound by a module-level import."""
+        self._index()
+        return name in self._imported
 
     def module_statements(self) -> list[cst.BaseSmallStatement]:
         """Module-level small statements, in order (functional models are built there)."""

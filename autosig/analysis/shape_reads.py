@@ -62,6 +62,7 @@ from autosig.analysis.module_view import (
     function_locals,
     is_stub,
 )
+from autosig.analysis.project_writes import OtherFiles
 from autosig.analysis.python_values import short_code, target_names
 from autosig.analysis.tf_apis import (
     HIGHER_ORDER,
@@ -74,6 +75,7 @@ from autosig.analysis.tf_apis import (
     normalised_api,
 )
 from autosig.analysis.tf_objects import method_of
+from autosig.analysis.trace_state import StateChange, StateKind, StateRead, state_changes
 from autosig.source.metadata import iter_tree
 from autosig.source.project_modules import ModuleResolver
 
@@ -275,6 +277,19 @@ class ShapeUse:
 
     reads: dict[str, list[ShapeRead]] = field(default_factory=dict)
     random_draws: list[RandomDraw] = field(default_factory=list)
+    state_reads: list[StateRead] = field(default_factory=list)
+    """Python state (module variables, ``self`` attributes) read while tracing."""
+    walked: set[int] = field(default_factory=set)
+    """ids of the defs the analysis walked: the traced code (its own writes are AS103's)."""
+    view: ModuleView | None = field(default=None, repr=False)
+    """The traced function's module, as the analysis read it."""
+
+    def state_changes(self, project: OtherFiles | None, display: str) -> list[StateChange]:
+        """The Python state read while tracing that the project changes (``trace_state``):
+        ``project`` is the project's other files, ``display`` the traced file's name."""
+        if self.view is None:
+            return []
+        return state_changes(self.state_reads, self.view, self.walked, project, display)
 
     def control(self) -> list[ShapeRead]:
         return [r for reads in self.reads.values() for r in reads if r.kind == "control"]
@@ -306,7 +321,7 @@ def shape_use(
     """
     view = ModuleView(wrapper, modules)
     tracer = _Tracer(view, dict(ranks or {}), autograph, frozenset(structures))
-    result = ShapeUse(reads={p: [] for p in params})
+    result = ShapeUse(reads={p: [] for p in params}, view=view)
     taint = {p: {p: True} for p in params}
     owner = view.enclosing_class(function)
     self_class = ProjectClass(view, owner) if owner is not None else None
@@ -320,6 +335,10 @@ def shape_use(
     for draw in result.random_draws:
         seen.setdefault((draw.line, draw.code, draw.via), draw)
     result.random_draws = list(seen.values())
+    states: dict[tuple[str, int, str], StateRead] = {}
+    for state in result.state_reads:
+        states.setdefault((state.code, state.line, state.via), state)
+    result.state_reads = list(states.values())
     return result
 
 
@@ -412,6 +431,7 @@ class _Tracer:
                 return
             self.shared.walked_untainted.add(id(function))
         self.shared.active.add(key)
+        result.walked.add(id(function))
         try:
             _FunctionWalk(self, function, params, result, via, depth, self_class, shapes).run()
         finally:
@@ -636,8 +656,11 @@ class _FunctionWalk:
         for node in iter_tree(self.function):
             if isinstance(node, cst.Attribute):
                 self._attribute(node)
-            elif isinstance(node, cst.Name) and node.value in self.shapes:
-                self._shape_name(node)
+                self._state_attribute(node)
+            elif isinstance(node, cst.Name):
+                if node.value in self.shapes:
+                    self._shape_name(node)
+                self._state_name(node)
             elif isinstance(node, cst.Call):
                 self._call(node)
             elif isinstance(node, cst.Assign):
@@ -681,6 +704,84 @@ class _FunctionWalk:
         if kind is None:
             return
         self._record(taint, dims, read, kind)
+
+    # -- Python state read while tracing ----------------------------------------------------
+    def _state_name(self, node: cst.Name) -> None:
+        """A module variable of this module, or one imported from a project module."""
+        view = self.t.view
+        name = node.value
+        if not (view.is_bound_at_module_level(name) or view.is_imported(name)):
+            return
+        parent = self.parents.get(node)
+        if isinstance(parent, cst.Attribute) and parent.attr is node:
+            return
+        if isinstance(parent, (cst.Arg, cst.Param)) and getattr(parent, "keyword", None) is node:
+            return
+        if self._is_store(node) or self.env().local is None:
+            return
+        if self.env().local(name) is not None:  # type: ignore[misc]
+            return
+        if isinstance(parent, cst.Attribute) and view.is_imported(name):
+            return  # hparams.X: judged as an attribute of the module
+        for qualified, source in self.t.names(node):
+            if source is QualifiedNameSource.LOCAL and qualified == name:
+                if view.is_bound_at_module_level(name):
+                    self._state(node, name, "global", name, view)
+            elif source is QualifiedNameSource.IMPORT:
+                module, _, attribute = qualified.rpartition(".")
+                other = view.other(module) if module else None
+                if other is not None and other.is_bound_at_module_level(attribute):
+                    self._state(node, name, "imported", attribute, other)
+
+    def _state_attribute(self, node: cst.Attribute) -> None:
+        """``self.<a>`` / ``self.<a>.<b>``, or ``<project module>.<variable>``."""
+        value = node.value
+        if not isinstance(value, cst.Name) or self._is_attribute_store(node):
+            return
+        env = self.env()
+        view = self.t.view
+        attribute = node.attr.value
+        if env.self_name is not None and value.value == env.self_name:
+            cls = self.self_class
+            if cls is None or view.method(cls, attribute) is not None:
+                return  # a method (or property) of the class, not state
+            path = attribute
+            parent = self.parents.get(node)
+            if isinstance(parent, cst.Attribute) and parent.value is node:
+                grand = self.parents.get(parent)
+                if not (isinstance(grand, cst.Call) and grand.func is parent):
+                    path = f"{attribute}.{parent.attr.value}"
+            self._state(node, f"self.{path}", "attribute", path, cls.view, cls.node)
+            return
+        if not view.is_imported(value.value):
+            return
+        for qualified, source in self.t.names(value):
+            if source is QualifiedNameSource.IMPORT:
+                other = view.other(qualified)
+                if other is not None and other.is_bound_at_module_level(attribute):
+                    code = f"{value.value}.{attribute}"
+                    self._state(node, code, "global", attribute, other)
+
+    def _state(
+        self,
+        node: cst.CSTNode,
+        code: str,
+        kind: StateKind,
+        name: str,
+        view: ModuleView,
+        cls: cst.ClassDef | None = None,
+    ) -> None:
+        read = StateRead(code, self.t.line(node), self.via, kind, name, view, cls)
+        self.result.state_reads.append(read)
+
+    def _is_attribute_store(self, node: cst.Attribute) -> bool:
+        """``self.x = ...`` / ``del self.x`` in the traced code (a write: AS103's)."""
+        parent = self.parents.get(node)
+        if isinstance(parent, cst.AssignTarget) and parent.target is node:
+            return True
+        if isinstance(parent, (cst.AugAssign, cst.AnnAssign)) and parent.target is node:
+            return True
+        return isinstance(parent, cst.Del)
 
     def _shape_name(self, node: cst.Name) -> None:
         """A read of a name bound to a static shape (``input_shape[-1]`` in ``build``)."""
