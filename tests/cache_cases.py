@@ -242,6 +242,63 @@ CASES: dict[str, tuple[str, str, bool]] = {
         """,
         True,
     ),
+    "config_dict_changed_through_an_alias": (
+        # self.config is the module's HPARAMS, which the script changes: unsafe (issue
+        # 22: the alias is followed to the module dict), and the results show why
+        """
+        import tensorflow as tf
+
+        HPARAMS = {"scale": 1.0}
+
+        class Trainer:
+            def __init__(self):
+                self.config = HPARAMS
+
+            def step(self, x):
+                @tf.function
+                def scaled(v):
+                    return v * self.config["scale"]
+
+                return scaled(x)
+        """,
+        """
+        t = m.Trainer()
+        out.append(t.step(np.float32(2.0)))
+        m.HPARAMS["scale"] = 3.0
+        out.append(t.step(np.float32(2.0)))
+        """,
+        True,
+    ),
+    "settings_attribute_changed_by_the_script": (
+        # self.settings.threshold, set by the script on the settings object it shares
+        """
+        import tensorflow as tf
+
+        class Settings:
+            def __init__(self):
+                self.threshold = 0.5
+
+        class Detector:
+            def __init__(self, settings):
+                self.settings = settings
+
+            def detect(self, scores):
+                @tf.function
+                def step(scores):
+                    return tf.cast(scores > self.settings.threshold, tf.int32)
+
+                return step(scores)
+        """,
+        """
+        settings = m.Settings()
+        d = m.Detector(settings)
+        scores = np.array([0.2, 0.6, 0.9], dtype="float32")
+        out.append(d.detect(scores))
+        settings.threshold = 0.8
+        out.append(d.detect(scores))
+        """,
+        True,
+    ),
     "instance_copied": (
         # unsafe too, and why: a shallow copy shares the cached function, which is bound
         # to the original instance (the test expects the difference)

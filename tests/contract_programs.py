@@ -74,6 +74,13 @@ def spec(shape: str, dtype: str = "float32") -> str:
     return f"tf.TensorSpec({shape}, tf.{dtype})"
 
 
+DRIVER = (
+    "import sys\nsys.path.insert(0, m.__file__.rsplit('/', 1)[0])\nimport train\nsys.path.pop(0)\n"
+)
+"""Setup importing the case's own ``train.py`` (a driver that is a file of the project)
+beside ``model.py``."""
+
+
 CASES: list[Case] = [
     # ------------------------------------------------------------------------------ 21.1
     Case(
@@ -854,10 +861,6 @@ CASES: list[Case] = [
     Case(
         name="map_fn_body_reads_length",
         klass="21.4",
-        known=(
-            "the static read example.shape[0] in the tf.map_fn body is not seen: with the "
-            "length None it fails on the profiled calls"
-        ),
         origin="per-example normalisation through tf.map_fn whose body divides by "
         "example.shape[0] (the sequence length)",
         files={
@@ -885,10 +888,6 @@ CASES: list[Case] = [
     Case(
         name="keras_ops_unstack_time",
         klass="21.4",
-        known=(
-            "keras.ops.unstack needs the static number of steps; not seen: with the length "
-            "None it fails on the profiled calls"
-        ),
         origin="a hand-rolled recurrence over keras.ops.unstack(x, axis=1) (Keras 3 "
         "backend-agnostic code): unstack needs the static number of steps",
         files={
@@ -987,10 +986,6 @@ CASES: list[Case] = [
     Case(
         name="vectorized_map_resize",
         klass="21.4",
-        known=(
-            "the static reads img.shape[0] // 2 in the tf.vectorized_map body are not seen: "
-            "None sizes fail on the profiled calls"
-        ),
         origin="per-image downscaling with tf.vectorized_map, the size taken from the "
         "element's static shape (img.shape[0] // 2)",
         files={
@@ -1244,10 +1239,6 @@ CASES: list[Case] = [
     Case(
         name="global_rebound_by_setter",
         klass="22",
-        known=(
-            "TEMPERATURE, rebound by set_temperature(), is read at trace time: signed, the "
-            "first trace's value stays"
-        ),
         origin="a sampling temperature in a module global, changed through "
         "set_temperature() between phases; the traced code reads it",
         files={
@@ -1272,7 +1263,11 @@ CASES: list[Case] = [
     Case(
         name="global_phase_from_driver",
         klass="22",
-        known=("PHASE, set by the driver, is read at trace time: signed, the warmup weight stays"),
+        known=(
+            "the change is made outside the project (by the harness, no file autosig reads): "
+            "signed, the warmup weight stays; with the driver in the project "
+            "(global_phase_from_project_driver) the fix is unsafe and left"
+        ),
         origin="a training driver switching model.PHASE from 'warmup' to 'train'; the "
         "traced loss scales a term by phase",
         files={
@@ -1297,10 +1292,6 @@ CASES: list[Case] = [
     Case(
         name="config_dict_alias_scheduler",
         klass="22",
-        known=(
-            "self.config aliases CONFIG, which schedule() changes; read at trace time: "
-            "signed, the first value stays"
-        ),
         origin="a policy holding self.config = CONFIG (a module dict) whose noise scale a "
         "scheduler changes between epochs",
         files={
@@ -1330,8 +1321,9 @@ CASES: list[Case] = [
         name="settings_threshold_from_driver",
         klass="22",
         known=(
-            "self.settings.threshold, changed by the driver, is read at trace time: signed, "
-            "the first threshold stays"
+            "the change is made outside the project (by the harness, no file autosig reads): "
+            "signed, the first threshold stays; with the driver in the project "
+            "(settings_threshold_from_project_driver) the fix is unsafe and left"
         ),
         origin="a detector reading self.settings.threshold (a settings object the driver "
         "edits when tuning precision/recall)",
@@ -1364,8 +1356,9 @@ CASES: list[Case] = [
         name="config_module_attribute",
         klass="22",
         known=(
-            "hparams.LABEL_SMOOTHING, changed by the driver in another module, is read at "
-            "trace time: signed, the first value stays"
+            "the change is made outside the project (by the harness, no file autosig reads): "
+            "signed, the first value stays; with the driver in the project "
+            "(config_module_attribute_from_project_driver) the fix is unsafe and left"
         ),
         origin="hyperparameters in a project module (import hparams; hparams.LABEL_SMOOTHING) "
         "that the driver changes for fine-tuning",
@@ -1397,8 +1390,9 @@ CASES: list[Case] = [
         name="per_call_function_reads_config",
         klass="22",
         known=(
-            "AS106 caches the per-call tf.function on the instance (a safe fix): it reads "
-            "self.config, changed through the module dict HPARAMS, so the first value stays"
+            "the change is made outside the project (by the harness, no file autosig reads): "
+            "AS106 caches the function, the first scale stays; with the scheduler in the "
+            "project (per_call_function_config_from_project_scheduler) it is unsafe and left"
         ),
         origin="a trainer creating its tf.function per call (AS106) that reads "
         "self.config, an alias of a module dict a scheduler changes: caching the "
@@ -1423,6 +1417,139 @@ CASES: list[Case] = [
         setup="trainer = m.Trainer()",
         profiled="out = [trainer.step(tf.ones([2])) for _ in range(3)]",
         unseen=("(m.HPARAMS.update(scale=3.0), trainer.step(tf.ones([2])))[1]",),
+    ),
+    # the same Python state, changed by a driver that is a file of the project (the
+    # issue's "rebound elsewhere in the project"): the project-writes scan sees it
+    Case(
+        name="global_phase_from_project_driver",
+        klass="22",
+        origin="global_phase_from_driver with the phase switch in the project's train.py "
+        "(start_training() sets model.PHASE)",
+        files={
+            M: """
+            import tensorflow as tf
+
+            PHASE = "warmup"
+
+            @tf.function
+            def regularised_loss(pred, target):
+                loss = tf.reduce_mean(tf.square(pred - target))
+                weight = 0.0 if PHASE == "warmup" else 0.1
+                return loss + weight * tf.reduce_sum(tf.abs(pred))
+            """,
+            "train.py": """
+            import model
+
+            def start_training():
+                model.PHASE = "train"
+            """,
+        },
+        setup=DRIVER,
+        profiled="out = [m.regularised_loss(tf.ones([n]), tf.zeros([n])) for n in (2, 3, 4)]",
+        unseen=(
+            "(train.start_training(), m.regularised_loss(tf.ones([5]), tf.zeros([5])))[1]",
+            "m.regularised_loss(tf.ones([7]), tf.zeros([7]))",
+        ),
+    ),
+    Case(
+        name="settings_threshold_from_project_driver",
+        klass="22",
+        origin="settings_threshold_from_driver with the tuning in the project's train.py "
+        "(tune(settings) sets settings.threshold)",
+        files={
+            M: """
+            import tensorflow as tf
+
+            class Settings:
+                def __init__(self):
+                    self.threshold = 0.5
+
+            class Detector(tf.Module):
+                def __init__(self, settings):
+                    super().__init__()
+                    self.settings = settings
+
+                @tf.function
+                def __call__(self, scores):
+                    return tf.cast(scores > self.settings.threshold, tf.int32)
+            """,
+            "train.py": """
+            def tune(settings):
+                settings.threshold = 0.8
+            """,
+        },
+        setup=DRIVER + "settings = m.Settings(); detector = m.Detector(settings)\n",
+        profiled="out = [detector(tf.linspace(0.0, 1.0, n)) for n in (3, 4, 5)]",
+        unseen=(
+            "(train.tune(settings), detector(tf.linspace(0.0, 1.0, 6)))[1]",
+            "detector(tf.linspace(0.0, 1.0, 7))",
+        ),
+    ),
+    Case(
+        name="config_module_attribute_from_project_driver",
+        klass="22",
+        origin="config_module_attribute with the fine-tuning switch in the project's "
+        "train.py (hparams.LABEL_SMOOTHING = 0.2)",
+        files={
+            M: """
+            import tensorflow as tf
+
+            import hparams
+
+            @tf.function
+            def smoothed_targets(onehot):
+                eps = hparams.LABEL_SMOOTHING
+                uniform = tf.reduce_mean(onehot, axis=-1, keepdims=True)
+                return onehot * (1.0 - eps) + eps * uniform
+            """,
+            "hparams.py": """
+            LABEL_SMOOTHING = 0.0
+            """,
+            "train.py": """
+            import hparams
+
+            def fine_tune():
+                hparams.LABEL_SMOOTHING = 0.2
+            """,
+        },
+        setup=DRIVER,
+        profiled="out = [m.smoothed_targets(tf.one_hot(tf.range(n) % 3, 3)) for n in (2, 3, 4)]",
+        unseen=(
+            "(train.fine_tune(), m.smoothed_targets(tf.one_hot(tf.range(5) % 3, 3)))[1]",
+            "m.smoothed_targets(tf.one_hot(tf.range(6) % 3, 3))",
+        ),
+    ),
+    Case(
+        name="per_call_function_config_from_project_scheduler",
+        klass="22",
+        origin="per_call_function_reads_config with the schedule in the project's "
+        "train.py (from model import HPARAMS; HPARAMS.update(...))",
+        files={
+            M: """
+            import tensorflow as tf
+
+            HPARAMS = {"scale": 1.0}
+
+            class Trainer:
+                def __init__(self):
+                    self.config = HPARAMS
+
+                def step(self, x):
+                    @tf.function
+                    def scaled(v):
+                        return v * self.config["scale"]
+                    return scaled(x)
+            """,
+            "train.py": """
+            from model import HPARAMS
+
+            def schedule(epoch):
+                HPARAMS.update(scale=1.0 + epoch)
+            """,
+        },
+        setup=DRIVER + "trainer = m.Trainer()\n",
+        profiled="out = [trainer.step(tf.ones([2])) for _ in range(3)]",
+        unseen=("(train.schedule(2), trainer.step(tf.ones([2])))[1]",),
     ),
     # ------------------------------------------------------------------------ precision
     Case(

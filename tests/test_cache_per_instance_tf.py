@@ -103,6 +103,23 @@ def test_an_attribute_changed_by_another_file_makes_the_fix_unsafe(
     assert row["fixed"]["values"] == [[0.0, 1.0, 1.0], [0.0, 1.0, 1.0]]
 
 
+@pytest.mark.parametrize(
+    "name", ["config_dict_changed_through_an_alias", "settings_attribute_changed_by_the_script"]
+)
+def test_state_changed_through_an_alias_makes_the_fix_unsafe(
+    name: str, rows: dict[str, dict]
+) -> None:
+    """Issue 22: ``self.config`` is the module dict the script changes, and
+    ``self.settings.threshold`` an attribute the script sets on the shared object. Both
+    were safe fixes before the analysis followed the alias; the results show what the
+    cache changes (the first value stays)."""
+    row = rows[name]
+    assert row["applied"] == ["AS106:unsafe"]
+    assert row["original"]["values"] != row["fixed"]["values"]
+    assert row["fixed"]["values"][0] == row["fixed"]["values"][1]
+    assert row["original"]["values"][0] == row["fixed"]["values"][0]
+
+
 def test_a_copied_instance_is_why_copying_makes_the_fix_unsafe(rows: dict[str, dict]) -> None:
     """A shallow copy shares the cached function, bound to the original instance."""
     row = rows["instance_copied"]

@@ -230,13 +230,14 @@ def test_stale_source_is_named_once_on_stderr_and_an_unsafe_static_fix_is_not_pr
     project): fix does not apply it without --unsafe-fixes, so explain does not promise it."""
     source = """\
     import tensorflow as tf
+    import signal_stats
 
     w = tf.Variable(1.0)
 
 
     @tf.function
     def pyramid(signal, levels):
-        w.assign_add(tf.reduce_mean(signal))
+        w.assign_add(signal_stats.mean(signal))
         return [w * level for level in range(levels)]
     """
     record = traced_every_call("pyramid", 4, PYRAMID_CALLS)

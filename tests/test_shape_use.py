@@ -184,3 +184,231 @@ def test_calls_into_other_project_modules_are_followed(tmp_path) -> None:  # noq
     # without the project's modules the helpers are code outside the project
     unknown = shape_use(wrapper, sites[0].function, ["x"], {"x": 2}).reads["x"]
     assert {r.kind for r in unknown} == {"callee"}
+
+
+# -- calls the analysis follows (issue 22): every path to a static read ----------------
+
+
+def _project_reads(
+    tmp_path, files: dict[str, str], params: tuple[str, ...] = ("x",)
+) -> list[tuple[str, object, str, str]]:  # noqa: ANN001
+    """(param, dims, kind, via) of the reads of the (first) site in ``model.py``."""
+    from autosig.source.project_modules import ProjectModules
+
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    source = files["model.py"]
+    wrapper, sites = discover_text(source, str(tmp_path / "model.py"))
+    modules = ProjectModules.around(tmp_path / "model.py")
+    use = shape_use(wrapper, sites[0].function, list(params), modules=modules)
+    out = []
+    for name, reads in use.reads.items():
+        for read in reads:
+            dims = "all" if read.dims is None else sorted(read.dims)
+            out.append((name, dims, read.kind, read.via))
+    return out
+
+
+FOLLOWED = {
+    "project_layer_in_sequential": (
+        TF + "import keras\nclass Flatten(keras.layers.Layer):\n    def call(self, x):\n"
+        "        return tf.reshape(x, [x.shape[0], -1])\n"
+        "model = keras.Sequential([Flatten(), keras.layers.Dense(2)])\n"
+        "@tf.function\ndef f(x):\n    return model(x)\n",
+        ("x", [0], "tf", "Flatten.call() (called at line 9)"),
+    ),
+    "project_layer_in_functional_model": (
+        TF + "import keras\nclass Crop(keras.layers.Layer):\n    def call(self, x):\n"
+        "        t = x.shape[1]\n        if t is None:\n            return x\n"
+        "        return x[:, : t - t % 4]\n"
+        "inputs = keras.Input((None, 2))\n"
+        "pooled = keras.layers.GlobalAveragePooling1D()(Crop()(inputs))\n"
+        "encoder = keras.Model(inputs, pooled)\n"
+        "@tf.function\ndef f(x):\n    return encoder(x)\n",
+        ("x", [1], "control", "Crop.call() (called at line 14)"),
+    ),
+    "keras_model_in_attribute": (
+        TF + "class Actor(tf.keras.Model):\n    def call(self, states):\n"
+        "        return tf.tile(self.log_std, [states.shape[0], 1])\n"
+        "class Agent:\n    def __init__(self):\n        self.actor = Actor()\n"
+        "    @tf.function\n    def act(self, x):\n        return self.actor(x)\n",
+        ("x", [0], "tf", "Actor.call() (called at line 10)"),
+    ),
+    "keras_model_subclass_of_a_project_base": (
+        TF + "class Base(tf.keras.Model):\n    def call(self, s):\n        return s.shape[0]\n"
+        "class Actor(Base):\n    pass\n"
+        "actor = Actor()\n@tf.function\ndef f(x):\n    return tf.zeros([actor(x)])\n",
+        ("x", [0], "python", "Base.call() (called at line 10)"),
+    ),
+    "plain_object_in_attribute": (
+        TF
+        + "class Pooler:\n    def pool(self, x):\n        return tf.reduce_sum(x, 1) / x.shape[1]\n"
+        "class Encoder(tf.Module):\n    def __init__(self):\n        self.pooler = Pooler()\n"
+        "    @tf.function\n    def __call__(self, x):\n        return self.pooler.pool(x)\n",
+        ("x", [1], "python", "Pooler.pool() (called at line 10)"),
+    ),
+    "loss_object_class_attribute": (
+        TF + "class Contrastive:\n    def __call__(self, a):\n        return tf.range(a.shape[0])\n"
+        "class Trainer(tf.Module):\n    loss_fn = Contrastive()\n"
+        "    @tf.function\n    def __call__(self, x):\n        return self.loss_fn(x)\n",
+        ("x", [0], "tf", "Contrastive.__call__() (called at line 9)"),
+    ),
+    "keras_build_reads_the_input_shape": (
+        TF + "class Dense(tf.keras.layers.Layer):\n    def build(self, input_shape):\n"
+        "        self.w = self.add_weight(shape=(input_shape[-1], 4))\n"
+        "    def call(self, x):\n        return x @ self.w\n"
+        "layer = Dense()\n@tf.function\ndef f(x):\n    return layer(x)\n",
+        ("x", [1], "python", "Dense.build() (called at line 10)"),
+    ),
+    "map_fn_nested_def": (
+        TF + "@tf.function\ndef f(x):\n    def per_example(e):\n        return e / e.shape[0]\n"
+        "    return tf.map_fn(per_example, x)\n",
+        ("x", "all", "python", ""),
+    ),
+    "map_fn_lambda": (
+        TF + "@tf.function\ndef f(x):\n    return tf.map_fn(lambda e: tf.zeros([e.shape[0]]), x)\n",
+        ("x", "all", "tf", ""),
+    ),
+    "vectorized_map_module_function": (
+        TF + "def shrink(img):\n    return tf.image.resize(img, [img.shape[0] // 2, 4])\n"
+        "@tf.function\ndef f(x):\n    return tf.vectorized_map(shrink, x)\n",
+        ("x", "all", "tf", "shrink() (called at line 6)"),
+    ),
+    "scan_accumulator_keeps_the_initializer": (
+        TF + "@tf.function\ndef f(x, init):\n"
+        "    return tf.scan(lambda acc, e: acc + tf.zeros([acc.shape[0]]), x, init)\n",
+        ("init", [0], "tf", ""),
+    ),
+    "while_loop_variables": (
+        TF + "def body(i, v):\n    return i + 1, tf.tile(v, [1, 1]) + v.shape[1]\n"
+        "@tf.function\ndef f(x):\n    return tf.while_loop(lambda i, v: i < 3, body, [0, x])\n",
+        ("x", [1], "python", "body() (called at line 6)"),
+    ),
+    "keras_ops_unstack": (
+        "import keras\n" + TF + "@tf.function\ndef f(x):\n"
+        "    return [s for s in keras.ops.unstack(x, axis=1)]\n",
+        ("x", [1], "tf", ""),
+    ),
+    "keras_ops_shape": (
+        "import keras\n" + TF + "@tf.function\ndef f(x):\n"
+        "    for t in range(keras.ops.shape(x)[1]):\n        pass\n    return x\n",
+        ("x", [1], "python", ""),
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(FOLLOWED))
+def test_static_reads_behind_calls_are_found(name: str, tmp_path) -> None:  # noqa: ANN001
+    source, expected = FOLLOWED[name]
+    wrapper, sites = discover_text(source, str(tmp_path / "model.py"))
+    function = sites[0].function
+    params = [p.name.value for p in function.params.params if p.name.value != "self"]
+    use = shape_use(wrapper, function, params, {p: 2 for p in params})
+    found = [
+        (n, "all" if r.dims is None else sorted(r.dims), r.kind, r.via)
+        for n, reads in use.reads.items()
+        for r in reads
+        if r.kind != "callee"
+    ]
+    assert expected in found, found
+
+
+def test_loss_object_of_a_class_in_another_module(tmp_path) -> None:  # noqa: ANN001
+    files = {
+        "losses.py": "import tensorflow as tf\nclass SumOverBatch:\n"
+        "    def __call__(self, y_true, y_pred):\n"
+        "        return tf.reduce_sum(y_true - y_pred) / y_true.shape[0]\n",
+        "model.py": TF + "from losses import SumOverBatch\nloss_fn = SumOverBatch()\n"
+        "@tf.function\ndef f(x, y):\n    return loss_fn(y, x)\n",
+    }
+    assert _project_reads(tmp_path, files, ("x", "y")) == [
+        ("y", [0], "python", "losses.SumOverBatch.__call__() (called at line 6)")
+    ]
+
+
+def test_an_imported_staticmethod_called_through_its_class(tmp_path) -> None:  # noqa: ANN001
+    files = {
+        "geometry.py": "import tensorflow as tf\nclass Geometry:\n    @staticmethod\n"
+        "    def pairwise(points):\n        n = points.shape[0]\n"
+        "        return tf.reshape(points, [n, 1, -1])\n",
+        "model.py": TF + "from geometry import Geometry\n@tf.function\ndef f(x):\n"
+        "    return Geometry.pairwise(x)\n",
+    }
+    assert _project_reads(tmp_path, files) == [
+        ("x", [0], "tf", "geometry.Geometry.pairwise() (called at line 5)")
+    ]
+
+
+def test_random_draws_in_helpers_called_without_tensors_are_found(tmp_path) -> None:  # noqa: ANN001
+    """A helper that only draws (no traced tensor passed in) still changes with the
+    trace count: the walk follows project calls for their draws."""
+    files = {
+        "noise.py": "import tensorflow as tf\ndef draw():\n    return tf.random.normal([3])\n",
+        "model.py": TF + "import noise\nclass Jitter(tf.keras.layers.Layer):\n"
+        "    def call(self, x):\n        return x + noise.draw()\n"
+        "jitter = Jitter()\n@tf.function\ndef f(x):\n    return jitter(x)\n",
+    }
+    from autosig.source.project_modules import ProjectModules
+
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    wrapper, sites = discover_text(files["model.py"], str(tmp_path / "model.py"))
+    use = shape_use(
+        wrapper, sites[0].function, ["x"], modules=ProjectModules.around(tmp_path / "model.py")
+    )
+    assert [(d.code, d.via) for d in use.random_draws] == [
+        (
+            "tf.random.normal([3])",
+            "Jitter.call() (called at line 9) -> noise.draw() (called at line 5)",
+        )
+    ]
+
+
+# -- TensorFlow objects are known, not code outside the project ------------------------
+
+KNOWN_OBJECTS = {
+    "tape_watch_gradient_jacobian": "    with tf.GradientTape(persistent=True) as tape:\n"
+    "        tape.watch(x)\n        y = x * x\n"
+    "    return tape.gradient(y, x), tape.jacobian(y, x), tape.batch_jacobian(y, x)\n",
+    "tensor_array_methods": "    ta = tf.TensorArray(tf.float32, size=0, dynamic_size=True)\n"
+    "    ta = ta.unstack(x)\n    ta = ta.write(0, x[0])\n    return ta.stack(), ta.gather([0])\n",
+    "variable_assign": "    v.assign(x)\n    v.assign_add(x)\n    v.assign_sub(x)\n    return v\n",
+    "optimizer_apply_gradients": "    opt.apply_gradients([(x, v)])\n    return v\n",
+    "keras_loss_object": "    return loss_object(x, x)\n",
+    "keras_metric_object": "    metric(x)\n    metric.update_state(x)\n    return metric.result()\n",
+    "strategy_reduce": "    return strategy.reduce('SUM', strategy.run(tf.identity, args=(x,)), axis=None)\n",
+    "summary_writer": "    with writer.as_default(step=0):\n        tf.summary.write('x', x)\n"
+    "    writer.flush()\n    return x\n",
+}
+OBJECTS = (
+    "import keras\nv = tf.Variable(tf.zeros([2, 3]))\nopt = keras.optimizers.Adam()\n"
+    "loss_object = tf.keras.losses.MeanSquaredError()\nmetric = keras.metrics.Mean()\n"
+    "strategy = tf.distribute.MirroredStrategy()\n"
+    "writer = tf.summary.create_file_writer('/tmp/logs')\n"
+)
+
+
+@pytest.mark.parametrize("name", sorted(KNOWN_OBJECTS))
+def test_tensorflow_objects_read_no_static_size(name: str) -> None:
+    source = TF + OBJECTS + "@tf.function\ndef f(x):\n" + KNOWN_OBJECTS[name]
+    assert _reads(source) == []
+
+
+def test_unknown_objects_stay_code_outside_the_project_and_say_so() -> None:
+    """A model from a constructor parameter cannot be resolved: a read of every
+    dimension but the batch, described as code the analysis cannot see."""
+    source = TF + (
+        "class Attack:\n    def __init__(self, model):\n        self.model = model\n"
+        "    @tf.function\n    def __call__(self, x):\n        return self.model(x)\n"
+    )
+    wrapper, sites = discover_text(source, "m.py")
+    (read,) = shape_use(wrapper, sites[0].function, ["x"], {"x": 4}).reads["x"]
+    assert (read.kind, read.dims, read.unseen) == ("callee", frozenset({1, 2, 3}), True)
+    assert "code the analysis cannot see" in read.describe()
+    # a Keras layer of the library stays "outside the project" (known, not unseen)
+    keras_layer = (
+        TF + "dense = tf.keras.layers.Dense(3)\n@tf.function\ndef f(x):\n    return dense(x)\n"
+    )
+    wrapper, sites = discover_text(keras_layer, "m.py")
+    (read,) = shape_use(wrapper, sites[0].function, ["x"], {"x": 2}).reads["x"]
+    assert (read.kind, read.unseen) == ("callee", False)

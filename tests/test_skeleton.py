@@ -237,6 +237,28 @@ def test_defs_a_traced_function_calls_are_kept() -> None:
     assert "return 2" not in kept and "return 3" not in kept
 
 
+def test_classes_the_traced_code_reaches_through_instances_are_kept() -> None:
+    """A project layer in a module-level ``keras.Sequential``, a loss object, a class
+    attribute, an attribute bound in ``__init__`` and a base class: the shape-use
+    analysis follows calls of their instances into the class, so none is cut."""
+    text = (
+        "import keras\nimport tensorflow as tf\n"
+        "class Patches(keras.layers.Layer):\n    def call(self, x):\n        return x.shape[0]\n"
+        "class Loss:\n    def __call__(self, a):\n        return a.shape[1]\n"
+        "class Actor(keras.Model):\n    def call(self, s):\n        return s.shape[0]\n"
+        "class Base:\n    def helper(self, x):\n        return x.shape[2]\n"
+        "class Unused:\n    def call(self, x):\n        return 0\n"
+        "model = keras.Sequential([Patches()])\nloss = Loss()\n"
+        "class Agent(Base):\n    scale = Loss()\n    def __init__(self):\n        self.actor = Actor()\n"
+        "    @tf.function\n    def act(self, s):\n        return self.actor(s), model(s), loss(s)\n"
+        "if __name__ == '__main__':\n    Unused()\n"
+    )
+    kept = skeleton(text)
+    for read in ("x.shape[0]", "a.shape[1]", "s.shape[0]", "x.shape[2]"):
+        assert read in kept
+    assert "return 0" not in kept
+
+
 def test_check_sees_names_bound_by_cut_defs() -> None:
     from autosig.rules.context import RuleContext
     from autosig.rules.registry import select_rules

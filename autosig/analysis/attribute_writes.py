@@ -17,7 +17,9 @@ Found, per statement, including one-line bodies of compound statements:
   passed on, a ``__dict__`` or an aliased ``vars(x)``, or ``X.__init__(...)`` run on an
   existing object: any attribute (ANY);
 - deep copies and pickles, through import aliases too (``from copy import deepcopy as
-  dc``, ``import pickle as pkl``, ``Pickler``).
+  dc``, ``import pickle as pkl``, ``Pickler``);
+- in-place changes of a name imported with ``from m import NAME`` (``NAME[k] = v``,
+  ``NAME.update(...)``), noted under ``NAME``: the module's variable changes.
 
 Writes an ``__init__`` makes directly to its own ``self`` (``self.attr = ...``,
 ``self.attr.append(...)``, ``setattr(self, ...)``, ``self.__dict__.update(...)``, a base
@@ -102,13 +104,14 @@ def scan_writes(text: str) -> FileWrites:
         found.attributes[ANY] = [1]  # unreadable: it may write anything
         return found
     copying = _copy_names(statements)
+    imported = _from_imports(statements)
     blocks: list[tuple[int, str]] = []  # (indent level of a def or class, its __init__'s self)
     for level, tokens in statements:
         while blocks and blocks[-1][0] >= level:
             blocks.pop()
         setup = blocks[-1][1] if blocks else ""
         for part in _split_compound(tokens):
-            setup = _Statement(part, found, setup, copying).scan()
+            setup = _Statement(part, found, setup, copying, imported).scan()
         if blocks:
             blocks[-1] = (blocks[-1][0], setup)  # ``self`` rebound: no set-up after it
         header = tokens[1:] if tokens[0].string == "async" else tokens
@@ -231,6 +234,21 @@ def _copy_names(statements: list[tuple[int, list[tokenize.TokenInfo]]]) -> dict[
     return names
 
 
+def _from_imports(statements: list[tuple[int, list[tokenize.TokenInfo]]]) -> dict[str, str]:
+    """Local name -> the name it imports, for ``from m import NAME [as local]``: changing
+    ``local``'s object in place changes ``m.NAME``'s."""
+    names: dict[str, str] = {}
+    for _, tokens in statements:
+        strings = [t.string for t in tokens]
+        if strings[0] != "from" or "import" not in strings:
+            continue
+        imported = [s for s in strings[strings.index("import") + 1 :] if s not in "()"]
+        for part in _split_on(imported, ","):
+            if part and part[0] != "*":
+                names[part[-1] if "as" in part else part[0]] = part[0]
+    return names
+
+
 def _split_on(strings: list[str], separator: str) -> list[list[str]]:
     parts: list[list[str]] = [[]]
     for string in strings:
@@ -250,12 +268,14 @@ class _Statement:
         found: FileWrites,
         setup_self: str,
         copying: dict[str, str],
+        imported: dict[str, str] | None = None,
     ) -> None:
         self.tokens = tokens
         self.strings = [t.string for t in tokens]
         self.found = found
         self.setup_self = setup_self
         self.copying = copying
+        self.imported = imported or {}
 
     def scan(self) -> str:
         """Note the writes; the ``__init__``'s ``self`` for the statements after this one
@@ -308,6 +328,7 @@ class _Statement:
         start, end = span
         for i in range(start, end):
             token = self.tokens[i]
+            self._imported_object(i)
             if token.string == "." and i + 1 < end and self.tokens[i + 1].type == tokenize.NAME:
                 if not self._direct_setup(i):
                     self.found.note(self.tokens[i + 1].string, self.tokens[i + 1])
@@ -417,8 +438,23 @@ class _Statement:
                 self.found.copies.append(line)
 
     # -- helpers ---------------------------------------------------------------------
+    def _imported_object(self, i: int) -> None:
+        """``CONFIG[k] = v`` / ``CONFIG.x = v`` on a name imported with ``from m import
+        CONFIG``: the module's ``CONFIG`` changes (noted under its name)."""
+        token = self.tokens[i]
+        if (
+            token.type == tokenize.NAME
+            and token.string in self.imported
+            and (i == 0 or self.strings[i - 1] != ".")
+            and self._next(i) in (".", "[")
+        ):
+            self.found.note(self.imported[token.string], token)
+
     def _dotted(self, tokens: list[tokenize.TokenInfo]) -> None:
-        """Every name after a dot in ``tokens`` (and ``getattr`` literals)."""
+        """Every name after a dot in ``tokens`` (and ``getattr`` literals), and a name
+        imported from another module at their root (its object changes)."""
+        if tokens and tokens[0].type == tokenize.NAME and tokens[0].string in self.imported:
+            self.found.note(self.imported[tokens[0].string], tokens[0])
         for j, token in enumerate(tokens):
             if token.string == "." and j + 1 < len(tokens) and tokens[j + 1].type == tokenize.NAME:
                 self.found.note(tokens[j + 1].string, tokens[j + 1])

@@ -70,7 +70,8 @@ class ProjectWrites:
     paths: list[Path] = field(default_factory=list)
     complete: bool = True
     """False when part of the project could not be read: nothing is known of it."""
-    _scanned: dict[Path, FileWrites] = field(default_factory=dict)
+    _scanned: dict[Path, tuple[FileWrites, str]] = field(default_factory=dict)
+    """A scanned file's writes and its text (kept so each question filters alike)."""
 
     @classmethod
     def around(cls, path: Path | str) -> tuple[ProjectWrites, Path]:
@@ -112,18 +113,16 @@ class ProjectWrites:
         for path in self.paths:
             if path == exclude:
                 continue
-            scanned = self._scanned.get(path)
-            if scanned is None:
-                text = self._text(path)
-                if text is None:
-                    continue
-                if not concerns(text):
-                    continue
-                scanned = self._scanned[path] = scan_writes(text)
-            yield path, scanned
+            known = self._scanned.get(path)
+            text = self._text(path) if known is None else known[1]
+            if text is None or not concerns(text):
+                continue  # asked the same way every time, scanned before or not
+            if known is None:
+                known = self._scanned[path] = (scan_writes(text), text)
+            yield path, known[0]
 
     def _text(self, path: Path) -> str | None:
-        """The file's text (not kept: a project may be large); None if unreadable."""
+        """The file's text (kept only for files a question concerns); None if unreadable."""
         try:
             if path.stat().st_size > MAX_FILE_BYTES:
                 self.complete = False

@@ -14,32 +14,72 @@ registry: ``tf.random.*``, ``tf.nn.dropout``, ``tf.nn.nce_loss``,
 ``tf.image.sample_distorted_bounding_box``, ...; Python's and NumPy's RNG): each trace
 freezes its own random state, so a fix that traces fewer times changes the numbers drawn.
 
+It follows every call into project code a careful reviewer would: helpers and methods,
+a project Keras layer or model (``__call__`` to ``call``, and ``build`` with the input's
+static shape) reached through ``self.<attr>``, a module-level instance, a class
+attribute, ``keras.Sequential([...])`` or a functional model, a class or function
+imported from another module of the project (``Geometry.pairwise(points)``), and the
+function arguments of TensorFlow's higher-order ops (``tf.map_fn``, ``tf.scan``,
+``tf.while_loop``, ``tf.vectorized_map``, ``keras.ops.map``, ...: the body gets elements
+of the tensor). What a name or attribute is bound to is ``module_view``'s answer;
+TensorFlow objects (``tape.watch``, ``TensorArray``, ``Variable.assign``, optimizers,
+Keras losses and metrics, ``strategy.run``, summary writers) are ``tf_objects``'s table,
+each entry tested with TensorFlow; ops needing a static size (``tf.unstack``,
+``keras.ops.unstack``, ...) and the higher-order ops are ``tf_apis``'s.
+
 Deliberately conservative: a value derived from a parameter (``h = x @ w``) may have
 any of its dimensions read, so a static read of ``h.shape`` counts for every dimension
 of ``x``. Code outside the project (a Keras layer or model, another library) is assumed
 to accept any size in dimension 0 (the batch, as Keras's own layers do) and may read
-every other dimension statically.
+every other dimension statically; so is code the analysis cannot resolve (a model passed
+to ``__init__``), whose reads say so (``unseen``).
 
-One module of about 970 lines, because it is one walk: ``_Tracer`` indexes a module
-(and the project modules it imports) once, and ``_FunctionWalk`` follows each
-parameter's taint through one function and into the functions it calls, recording reads
-and random draws as it goes; the read kinds, the taint and the following of calls only
-make sense together. Which of these reads may become ``tf.shape(x)[i]`` is inference's
-choice: ``infer/shape_rewrites.py``.
+One module, because it is one walk: ``_Tracer`` holds one analysis's settings per
+module, and ``_FunctionWalk`` follows each parameter's taint through one function and
+into the functions it calls, recording reads and random draws as it goes; the read
+kinds, the taint and the following of calls only make sense together. Which of these
+reads may become ``tf.shape(x)[i]`` is inference's choice: ``infer/shape_rewrites.py``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, QualifiedNameSource, ScopeProvider
+from libcst.metadata import MetadataWrapper, QualifiedNameSource
 
+from autosig.analysis.module_view import (
+    Bound,
+    Env,
+    LayerStack,
+    LibraryInstance,
+    LibraryObject,
+    ModuleView,
+    ProjectClass,
+    ProjectFunction,
+    ProjectInstance,
+    first_param,
+    function_locals,
+    is_stub,
+)
+from autosig.analysis.project_writes import OtherFiles
 from autosig.analysis.python_values import short_code, target_names
+from autosig.analysis.tf_apis import (
+    HIGHER_ORDER,
+    STATIC_SHAPE_FUNCTIONS,
+    STATIC_SIZE_APIS,
+    Feed,
+    HigherOrder,
+    Slot,
+    StaticSize,
+    normalised_api,
+)
+from autosig.analysis.tf_objects import method_of
 from autosig.analysis.tf_random_apis import draws_per_trace
-from autosig.source.metadata import MetadataView, PositionProvider, iter_tree, qualified_names
+from autosig.analysis.trace_state import StateChange, StateKind, StateRead, state_changes
+from autosig.source.metadata import iter_tree
 from autosig.source.project_modules import ModuleResolver
 
 ReadKind = Literal["control", "python", "tf", "callee"]
@@ -94,8 +134,6 @@ _CAST_LIKE = frozenset(
     }
 )
 """TensorFlow calls whose result has exactly their first argument's shape."""
-_READS_DIM0 = frozenset({"tensorflow.unstack"})
-"""TensorFlow calls that need a static size (``tf.unstack`` infers ``num`` from it)."""
 
 
 # -- strategy.run(fn, args=(...)): a distributed step calls fn once per replica -------
@@ -163,6 +201,9 @@ class ShapeRead:
     """``helper()`` (line 12) when the read is in a function the traced one calls."""
     node: cst.CSTNode | None = field(default=None, compare=False, repr=False)
     """The read expression (``x.shape[0]``), so a rewrite can find it (not compared)."""
+    unseen: bool = False
+    """A ``callee`` read of code the analysis could not resolve (an object from a
+    parameter, a call through an attribute it cannot bind), not known library code."""
 
     def covers(self, dim: int) -> bool:
         return self.dims is None or dim in self.dims
@@ -190,7 +231,11 @@ class ShapeRead:
             "control": "steers Python control flow with it",
             "python": "uses it as a Python value",
             "tf": "passes it to TensorFlow as a static size",
-            "callee": "passes the tensor to code outside the project, which may read it",
+            "callee": (
+                "passes the tensor to code the analysis cannot see, which may read it"
+                if self.unseen
+                else "passes the tensor to code outside the project, which may read it"
+            ),
         }[self.kind]
         where = f"line {self.line}" + (f", in {self.via}" if self.via else "")
         return f"`{self.code}` ({where}) {what}"
@@ -215,6 +260,19 @@ class ShapeUse:
 
     reads: dict[str, list[ShapeRead]] = field(default_factory=dict)
     random_draws: list[RandomDraw] = field(default_factory=list)
+    state_reads: list[StateRead] = field(default_factory=list)
+    """Python state (module variables, ``self`` attributes) read while tracing."""
+    walked: set[int] = field(default_factory=set)
+    """ids of the defs the analysis walked: the traced code (its own writes are AS103's)."""
+    view: ModuleView | None = field(default=None, repr=False)
+    """The traced function's module, as the analysis read it."""
+
+    def state_changes(self, project: OtherFiles | None, display: str) -> list[StateChange]:
+        """The Python state read while tracing that the project changes (``trace_state``):
+        ``project`` is the project's other files, ``display`` the traced file's name."""
+        if self.view is None:
+            return []
+        return state_changes(self.state_reads, self.view, self.walked, project, display)
 
     def control(self) -> list[ShapeRead]:
         return [r for reads in self.reads.values() for r in reads if r.kind == "control"]
@@ -244,11 +302,13 @@ def shape_use(
     ``structures``: parameters that were a tuple, list or dict in every call (unpacking or
     iterating them reads no tensor's shape).
     """
-    tracer = _Tracer(wrapper, dict(ranks or {}), autograph, modules)
-    tracer.structures = frozenset(structures)
-    result = ShapeUse(reads={p: [] for p in params})
+    view = ModuleView(wrapper, modules)
+    tracer = _Tracer(view, dict(ranks or {}), autograph, frozenset(structures))
+    result = ShapeUse(reads={p: [] for p in params}, view=view)
     taint = {p: {p: True} for p in params}
-    tracer.scan(function, taint, result, via="", depth=0)
+    owner = view.enclosing_class(function)
+    self_class = ProjectClass(view, owner) if owner is not None else None
+    tracer.scan(function, taint, result, via="", depth=0, self_class=self_class)
     for name, reads in result.reads.items():
         unique: dict[tuple[Any, ...], ShapeRead] = {}
         for read in reads:
@@ -258,6 +318,10 @@ def shape_use(
     for draw in result.random_draws:
         seen.setdefault((draw.line, draw.code, draw.via), draw)
     result.random_draws = list(seen.values())
+    states: dict[tuple[str, int, str], StateRead] = {}
+    for state in result.state_reads:
+        states.setdefault((state.code, state.line, state.via), state)
+    result.state_reads = list(states.values())
     return result
 
 
@@ -282,162 +346,49 @@ def _is_self(node: cst.BaseExpression) -> bool:
     return isinstance(node, cst.Name) and node.value == "self"
 
 
-def _is_stub(function: cst.FunctionDef) -> bool:
-    """A body of ``...`` alone: the skeleton's stand-in for a def it cut (or a protocol)."""
-    body = function.body
-    statements = body.body if isinstance(body, cst.SimpleStatementSuite) else None
-    if statements is None and isinstance(body, cst.IndentedBlock) and len(body.body) == 1:
-        line = body.body[0]
-        statements = line.body if isinstance(line, cst.SimpleStatementLine) else None
-    return bool(
-        statements
-        and len(statements) == 1
-        and isinstance(statements[0], cst.Expr)
-        and isinstance(statements[0].value, cst.Ellipsis)
-    )
-
-
 class _Tracer:
-    """Walks one function (and, recursively, the project functions it calls)."""
-
-    structures: frozenset[str] = frozenset()
-    """Traced parameters that are Python containers (see ``shape_use``)."""
+    """Walks functions of one module (and, through ``for_view``, of the project modules
+    they call into); the module questions go to its ``ModuleView``."""
 
     def __init__(
         self,
-        wrapper: MetadataWrapper,
+        view: ModuleView,
         ranks: dict[str, int | None],
         autograph: bool,
-        modules: ModuleResolver | None = None,
-        active: set[Any] | None = None,
-        name: str = "",
+        structures: frozenset[str] = frozenset(),
+        shared: _Shared | None = None,
     ) -> None:
-        self.wrapper = wrapper
+        self.view = view
         self.ranks = ranks
         self.autograph = autograph
-        self.modules = modules
-        self.name = name
+        self.structures = structures
+        """Traced parameters that are Python containers (see ``shape_use``)."""
+        self.shared = _Shared() if shared is None else shared
+        self.name = view.name
         """The module's dotted name when it was reached through an import ('' for the first)."""
-        self.positions = wrapper.resolve(PositionProvider)
-        self.scopes = wrapper.resolve(ScopeProvider)
-        self.module = wrapper.module
-        self.view = MetadataView(wrapper)
-        self._classes: dict[str, cst.ClassDef] | None = None
-        self._functions: dict[str, cst.FunctionDef] | None = None
-        self._instances: dict[str, str] | None = None
-        self._active: set[Any] = set() if active is None else active
-        self._others: dict[str, _Tracer | None] = {}
 
-    def imported(self, dotted: str) -> tuple[_Tracer, cst.FunctionDef] | None:
-        """The project function ``pkg.mod.f`` names, with a tracer for its module."""
-        if self.modules is None or "." not in dotted:
-            return None
-        module_name, _, function_name = dotted.rpartition(".")
-        if dotted not in self._others:
-            # only what the function reaches is parsed: modules are often large
-            wrapper = self.modules(module_name, function_name)
-            self._others[dotted] = (
-                None
-                if wrapper is None
-                else _Tracer(
-                    wrapper, self.ranks, self.autograph, self.modules, self._active, module_name
-                )
-            )
-        tracer = self._others[dotted]
-        if tracer is not None:
-            tracer.structures = self.structures
-        if tracer is None:
-            return None
-        function = tracer.module_function(function_name)
-        if function is None or _is_stub(function):
-            return None
-        return tracer, function
+    def for_view(self, view: ModuleView) -> _Tracer:
+        """The tracer of another module of the project (one per module and analysis)."""
+        if view is self.view:
+            return self
+        found = self.shared.tracers.get(id(view))
+        if found is None:
+            found = _Tracer(view, self.ranks, self.autograph, self.structures, self.shared)
+            self.shared.tracers[id(view)] = found
+        return found
 
-    # -- metadata --------------------------------------------------------------------------
-    def _get(self, provider: type, node: cst.CSTNode, default: Any = None) -> Any:
-        return self.wrapper.resolve(provider).get(node, default)
-
+    # -- the module's answers ----------------------------------------------------------------
     def line(self, node: cst.CSTNode) -> int:
-        where = self.positions.get(node)
-        return where.start.line if where is not None else 0
+        return self.view.line(node)
 
     def names(self, node: cst.CSTNode) -> set[tuple[str, QualifiedNameSource]]:
-        return {(q.name, q.source) for q in qualified_names(self._get, node)}
+        return self.view.names(node)
 
     def tf_api(self, func: cst.BaseExpression) -> str | None:
-        for name, _ in self.names(func):
-            if name.startswith(("tensorflow.", "keras.")):
-                return name
-        dotted = short_code(func, 200)
-        if dotted.startswith("tf."):
-            return "tensorflow." + dotted[3:]
-        return None
+        return self.view.tf_api(func)
 
     def builtin(self, func: cst.BaseExpression) -> str | None:
-        for name, source in self.names(func):
-            if source is QualifiedNameSource.BUILTIN:
-                return name.removeprefix("builtins.")
-        return None
-
-    # -- module index (for following calls) ------------------------------------------------
-    def _index(self) -> None:
-        self._classes, self._functions, self._instances = {}, {}, {}
-        for statement in self.module.body:
-            if isinstance(statement, cst.ClassDef):
-                self._classes[statement.name.value] = statement
-            elif isinstance(statement, cst.FunctionDef):
-                self._functions[statement.name.value] = statement
-            elif isinstance(statement, cst.SimpleStatementLine):
-                for small in statement.body:
-                    if (
-                        isinstance(small, cst.Assign)
-                        and len(small.targets) == 1
-                        and isinstance(small.targets[0].target, cst.Name)
-                        and isinstance(small.value, cst.Call)
-                        and isinstance(small.value.func, cst.Name)
-                    ):
-                        self._instances[small.targets[0].target.value] = small.value.func.value
-
-    def module_function(self, name: str) -> cst.FunctionDef | None:
-        if self._functions is None:
-            self._index()
-        assert self._functions is not None
-        return self._functions.get(name)
-
-    def class_method(self, class_name: str, method: str) -> cst.FunctionDef | None:
-        if self._classes is None:
-            self._index()
-        assert self._classes is not None
-        cls = self._classes.get(class_name)
-        if cls is None or not isinstance(cls.body, cst.IndentedBlock):
-            return None
-        for statement in cls.body.body:
-            if isinstance(statement, cst.FunctionDef) and statement.name.value == method:
-                return statement
-        return None
-
-    def instance_call(self, name: str) -> cst.FunctionDef | None:
-        """``net(x)`` where ``net = Model()`` at module level and Model is in this module."""
-        if self._instances is None:
-            self._index()
-        assert self._instances is not None
-        class_name = self._instances.get(name)
-        if class_name is None:
-            return None
-        return self.class_method(class_name, "__call__") or self.class_method(class_name, "call")
-
-    def enclosing_class(self, function: cst.CSTNode) -> str | None:
-        """The name of the module-level class (as the index has it) ``function`` is a
-        method of, if any."""
-        if not isinstance(function, cst.FunctionDef):
-            return None
-        if self._classes is None:
-            self._index()
-        assert self._classes is not None
-        cls = self.view.enclosing_class(function)
-        if cls is None or self._classes.get(cls.name.value) is not cls:
-            return None
-        return cls.name.value
+        return self.view.builtin(func)
 
     # -- the walk ---------------------------------------------------------------------------
     def scan(
@@ -447,18 +398,36 @@ class _Tracer:
         result: ShapeUse,
         via: str,
         depth: int,
+        self_class: ProjectClass | None = None,
+        shapes: dict[str, Taint] | None = None,
     ) -> None:
         key = (
             id(function),
             tuple(sorted((k, tuple(sorted(v.items()))) for k, v in params.items())),
+            tuple(sorted((k, tuple(sorted(v.items()))) for k, v in (shapes or {}).items())),
         )
-        if key in self._active:
+        if key in self.shared.active:
             return  # recursion: already being walked with the same inputs
-        self._active.add(key)
+        if not params and not shapes:
+            # walked for its random draws only: once per analysis is enough
+            if id(function) in self.shared.walked_untainted:
+                return
+            self.shared.walked_untainted.add(id(function))
+        self.shared.active.add(key)
+        result.walked.add(id(function))
         try:
-            _FunctionWalk(self, function, params, result, via, depth).run()
+            _FunctionWalk(self, function, params, result, via, depth, self_class, shapes).run()
         finally:
-            self._active.discard(key)
+            self.shared.active.discard(key)
+
+
+@dataclass
+class _Shared:
+    """What the tracers of one analysis share."""
+
+    active: set[Any] = field(default_factory=set)
+    tracers: dict[int, _Tracer] = field(default_factory=dict)
+    walked_untainted: set[int] = field(default_factory=set)
 
 
 class _FunctionWalk:
@@ -472,23 +441,58 @@ class _FunctionWalk:
         result: ShapeUse,
         via: str,
         depth: int,
+        self_class: ProjectClass | None = None,
+        shapes: dict[str, Taint] | None = None,
     ) -> None:
         self.t = tracer
         self.function = function
         self.result = result
         self.via = via
         self.depth = depth
+        self.self_class = self_class
+        """The class of the instance ``self`` is in this method (its own, or a subclass's)."""
         self.parents: dict[cst.CSTNode, cst.CSTNode] = {}
         for node in iter_tree(function):
             for child in node.children:
                 self.parents[child] = node
         self.taint: dict[str, Taint] = {k: dict(v) for k, v in params.items()}
+        self.shapes: dict[str, Taint] = dict(shapes or {})
+        """Names bound to a parameter's static shape (``build(self, input_shape)``)."""
+        self._env: Env | None = None
+        self._apis: dict[int, str | None] = {}
+        self.nested = {
+            node.name.value: node
+            for node in iter_tree(function)
+            if isinstance(node, cst.FunctionDef) and node is not function
+        }
+        """Defs nested in this function, by name: their bodies are walked with it."""
+        self.inline_calls: set[int] = set()
+        """Calls of defs nested here: their bodies are read in this walk."""
+        self.inline_functions: set[int] = set()
+        """Function arguments of higher-order ops read in this walk (nested defs, lambdas)."""
 
         self.assignments: list[tuple[list[str], cst.BaseExpression, bool]] = []
         self.sequences: set[str] = set()
         """Names bound to Python lists/tuples: iterating them reads no tensor's shape."""
         self._collect()
         self._propagate()
+
+    def env(self) -> Env:
+        """Where this function's names are resolved (module, locals, ``self``)."""
+        if self._env is None:
+            own = None
+            if isinstance(self.function, cst.FunctionDef) and self.self_class is not None:
+                own = first_param(self.function)
+            self._env = Env(self.t.view, function_locals(self.function), own, self.self_class)
+        return self._env
+
+    def api(self, func: cst.BaseExpression) -> str | None:
+        """The TensorFlow/Keras API a call's function names, normalised (cached)."""
+        key = id(func)
+        if key not in self._apis:
+            name = None if self.t.builtin(func) else self.t.tf_api(func)
+            self._apis[key] = normalised_api(name) if name is not None else None
+        return self._apis[key]
 
     # -- data flow ------------------------------------------------------------------------
     def _collect(self) -> None:
@@ -504,12 +508,55 @@ class _FunctionWalk:
                 pairs = [(node.target, node.iter, True)]
             elif isinstance(node, cst.NamedExpr):
                 pairs = [(node.target, node.value, False)]
+            elif isinstance(node, cst.Call):
+                pairs = self._passed_to_inner_functions(node)
             for target, value, element in pairs:
                 names = list(target_names(target))
                 if names:
                     self.assignments.append((names, value, element))
                     if not element and self._is_sequence(value):
                         self.sequences.update(names)
+
+    def _passed_to_inner_functions(
+        self, call: cst.Call
+    ) -> list[tuple[cst.CSTNode, cst.BaseExpression, bool]]:
+        """What a call passes to the parameters of a def nested here or a lambda, whose
+        bodies this walk reads: ``helper(x)`` of a nested def, and the function
+        arguments of ``tf.map_fn``/``tf.scan``/``tf.while_loop``/... (their elements)."""
+        out: list[tuple[cst.CSTNode, cst.BaseExpression, bool]] = []
+        func = call.func
+        if isinstance(func, cst.Name) and func.value in self.nested and not self._bound_here(func):
+            inner = self.nested[func.value]
+            self.inline_calls.add(id(call))
+            for param, value in _bind_arguments(inner, call.args, skip_self=False):
+                out.append((param.name, value, False))
+            return out
+        api = self.api(func)
+        spec = HIGHER_ORDER.get(api) if api is not None else None
+        if spec is None:
+            return out
+        for slot in spec.functions:
+            fn = _argument(call, slot)
+            inner_fn: cst.FunctionDef | cst.Lambda | None = None
+            if isinstance(fn, cst.Lambda):
+                inner_fn = fn
+            elif isinstance(fn, cst.Name) and fn.value in self.nested:
+                inner_fn = self.nested[fn.value]
+            if inner_fn is None:
+                continue
+            self.inline_functions.add(id(fn))
+            params = _positional(inner_fn)
+            for index, feed in enumerate(spec.feeds):
+                for target, value, element in _fed(call, spec, feed, params[index:]):
+                    out.append((target, value, element))
+        return out
+
+    def _bound_here(self, name: cst.Name) -> bool:
+        """A name rebound in this function to something else than its nested def."""
+        return any(
+            name.value in names and not isinstance(value, cst.FunctionDef)
+            for names, value, _ in self.assignments
+        )
 
     def _is_sequence(self, value: cst.BaseExpression) -> bool:
         if isinstance(value, (cst.List, cst.Tuple, cst.ListComp)):
@@ -592,6 +639,11 @@ class _FunctionWalk:
         for node in iter_tree(self.function):
             if isinstance(node, cst.Attribute):
                 self._attribute(node)
+                self._state_attribute(node)
+            elif isinstance(node, cst.Name):
+                if node.value in self.shapes:
+                    self._shape_name(node)
+                self._state_name(node)
             elif isinstance(node, cst.Call):
                 self._call(node)
             elif isinstance(node, cst.Assign):
@@ -599,12 +651,17 @@ class _FunctionWalk:
             elif isinstance(node, cst.For) and not self.t.autograph:
                 # autograph turns ``for row in x`` over a tensor into a loop over
                 # tf.shape(x)[0]; without it Python iterates, which needs dimension 0
-                self._iteration(node.iter)
+                self._iteration(node.iter, node)
             elif isinstance(node, cst.CompFor):
-                self._iteration(node.iter)
+                self._iteration(node.iter, node)
 
     def _record(
-        self, taint: Taint, dims_if_exact: frozenset[int] | None, node: cst.CSTNode, kind: ReadKind
+        self,
+        taint: Taint,
+        dims_if_exact: frozenset[int] | None,
+        node: cst.CSTNode,
+        kind: ReadKind,
+        unseen: bool = False,
     ) -> None:
         for param, exact in taint.items():
             dims = dims_if_exact if exact else ALL
@@ -612,9 +669,10 @@ class _FunctionWalk:
                 dims = _without_batch(dims, self.t.ranks.get(param))
                 if dims is not None and not dims:
                     continue
-            self.result.reads.setdefault(param, []).append(
-                ShapeRead(param, dims, self.t.line(node), short_code(node), kind, self.via, node)
+            read = ShapeRead(
+                param, dims, self.t.line(node), short_code(node), kind, self.via, node, unseen
             )
+            self.result.reads.setdefault(param, []).append(read)
 
     def _attribute(self, node: cst.Attribute) -> None:
         if node.attr.value not in ("shape",):
@@ -629,6 +687,90 @@ class _FunctionWalk:
         if kind is None:
             return
         self._record(taint, dims, read, kind)
+
+    # -- Python state read while tracing ----------------------------------------------------
+    def _state_name(self, node: cst.Name) -> None:
+        """A module variable of this module, or one imported from a project module."""
+        view = self.t.view
+        name = node.value
+        if not (view.is_bound_at_module_level(name) or view.is_imported(name)):
+            return
+        parent = self.parents.get(node)
+        if isinstance(parent, cst.Attribute) and parent.attr is node:
+            return
+        if isinstance(parent, (cst.Arg, cst.Param)) and getattr(parent, "keyword", None) is node:
+            return
+        if self._is_store(node) or self.env().local is None:
+            return
+        if self.env().local(name) is not None:  # type: ignore[misc]
+            return
+        if isinstance(parent, cst.Attribute) and view.is_imported(name):
+            return  # hparams.X: judged as an attribute of the module
+        for qualified, source in self.t.names(node):
+            if source is QualifiedNameSource.LOCAL and qualified == name:
+                if view.is_bound_at_module_level(name):
+                    self._state(node, name, "global", name, view)
+            elif source is QualifiedNameSource.IMPORT:
+                module, _, attribute = qualified.rpartition(".")
+                other = view.other(module) if module else None
+                if other is not None and other.is_bound_at_module_level(attribute):
+                    self._state(node, name, "imported", attribute, other)
+
+    def _state_attribute(self, node: cst.Attribute) -> None:
+        """``self.<a>`` / ``self.<a>.<b>``, or ``<project module>.<variable>``."""
+        value = node.value
+        if not isinstance(value, cst.Name) or self._is_attribute_store(node):
+            return
+        env = self.env()
+        view = self.t.view
+        attribute = node.attr.value
+        if env.self_name is not None and value.value == env.self_name:
+            cls = self.self_class
+            if cls is None or view.method(cls, attribute) is not None:
+                return  # a method (or property) of the class, not state
+            path = attribute
+            parent = self.parents.get(node)
+            if isinstance(parent, cst.Attribute) and parent.value is node:
+                grand = self.parents.get(parent)
+                if not (isinstance(grand, cst.Call) and grand.func is parent):
+                    path = f"{attribute}.{parent.attr.value}"
+            self._state(node, f"self.{path}", "attribute", path, cls.view, cls.node)
+            return
+        if not view.is_imported(value.value):
+            return
+        for qualified, source in self.t.names(value):
+            if source is QualifiedNameSource.IMPORT:
+                other = view.other(qualified)
+                if other is not None and other.is_bound_at_module_level(attribute):
+                    code = f"{value.value}.{attribute}"
+                    self._state(node, code, "global", attribute, other)
+
+    def _state(
+        self,
+        node: cst.CSTNode,
+        code: str,
+        kind: StateKind,
+        name: str,
+        view: ModuleView,
+        cls: cst.ClassDef | None = None,
+    ) -> None:
+        read = StateRead(code, self.t.line(node), self.via, kind, name, view, cls)
+        self.result.state_reads.append(read)
+
+    def _is_attribute_store(self, node: cst.Attribute) -> bool:
+        """``self.x = ...`` / ``del self.x`` in the traced code (a write: AS103's)."""
+        parent = self.parents.get(node)
+        if isinstance(parent, cst.AssignTarget) and parent.target is node:
+            return True
+        if isinstance(parent, (cst.AugAssign, cst.AnnAssign)) and parent.target is node:
+            return True
+        return isinstance(parent, cst.Del)
+
+    def _shape_name(self, node: cst.Name) -> None:
+        """A read of a name bound to a static shape (``input_shape[-1]`` in ``build``)."""
+        if self._is_store(node) or isinstance(self.parents.get(node), cst.Param):
+            return
+        self._shape_source(node, self.shapes[node.value])
 
     def _rank_of(self, taint: Taint) -> int | None:
         exact = [p for p, e in taint.items() if e]
@@ -679,23 +821,31 @@ class _FunctionWalk:
     def _call(self, call: cst.Call) -> None:
         func = call.func
         builtin = self.t.builtin(func)
-        api = None if builtin else self.t.tf_api(func)
-        self._random(call, builtin, api)
+        api = None if builtin else self.api(func)
+        self._random(call, builtin, None if builtin else self.t.tf_api(func))
         if isinstance(func, cst.Attribute) and func.attr.value in _SHAPE_METHODS:
             taint = self.taint_of(func.value)
             if taint:
-                read, dims = self._shape_expression(call, taint)
-                kind = self._kind(read) if read is not None else None
-                if read is not None and kind is not None:
-                    self._record(taint, dims, read, kind)
+                self._shape_source(call, taint)
+            return
+        if api in STATIC_SHAPE_FUNCTIONS:
+            positional = [a for a in call.args if a.keyword is None and not a.star]
+            taint = self.taint_of(positional[0].value) if positional else {}
+            if taint:
+                self._shape_source(call, taint)
             return
         if builtin is None and api is None and self._strategy_run(call):
             return
+        if id(call) in self.inline_calls:
+            return  # a nested def's body: read in this walk
+        if api is not None and api in HIGHER_ORDER:
+            self._higher_order(call, HIGHER_ORDER[api])
+            return
         args = [(a, self.taint_of(a.value)) for a in call.args]
         tainted = [(a, t) for a, t in args if t]
-        if not tainted:
-            return
         if builtin is not None:
+            if not tainted:
+                return
             if builtin == "len":
                 value = tainted[0][0].value
                 if isinstance(value, cst.Attribute) and value.attr.value == "shape":
@@ -708,35 +858,74 @@ class _FunctionWalk:
                     if not self._is_sequence_value(arg.value):
                         self._record(taint, frozenset({0}), call, "python")
             return
-        if api is not None:
-            if api.startswith(("tensorflow.keras.", "keras.", "tensorflow.compat.v1.keras.")) and (
-                not api.startswith(("keras.ops.", "keras.random.", "tensorflow.keras.ops."))
-            ):
+        if api is not None and not self._is_layer_call(call, api):
+            if not tainted:
+                return
+            if api in STATIC_SIZE_APIS:
+                self._static_size(call, STATIC_SIZE_APIS[api])
+            elif api.startswith("keras.") and not api.startswith(("keras.ops.", "keras.random.")):
                 for _, taint in tainted:
                     self._record(taint, ALL, call, "callee")
-            elif api in _READS_DIM0 and not any(
-                a.keyword is not None and a.keyword.value == "num" for a in call.args
-            ):
-                self._record(
-                    tainted[0][1], frozenset({0}) if len(call.args) == 1 else ALL, call, "tf"
-                )
             return
-        if isinstance(func, cst.Attribute) and self.taint_of(func.value):
+        if tainted and isinstance(func, cst.Attribute) and self.taint_of(func.value):
             return  # a method of the tensor itself (x.assign, rt.to_tensor, ...)
         if (
-            isinstance(func, cst.Attribute)
+            tainted
+            and isinstance(func, cst.Attribute)
             and func.attr.value in _CONTAINER_METHODS
             and isinstance(func.value, cst.Name)
         ):
             return  # moments.append(t): a Python container holds the tensor, reads nothing
+        callee = self._callee(call)
+        if callee.known:
+            return  # a TensorFlow object's method that reads no static size
+        if callee.targets or callee.layers:
+            self._follow_callee(call, callee, args)
+            return
+        if not tainted:
+            return
         if isinstance(func, cst.Attribute) and func.attr.value in _TAPE_METHODS:
             return  # tape.gradient(loss, vars): TensorFlow differentiates whatever shape
-        callee = self._resolve(call)
-        if callee is None:
-            for _, taint in tainted:
-                self._record(taint, ALL, call, "callee")
+        for _, taint in tainted:
+            self._record(taint, ALL, call, "callee", unseen=not callee.library)
+
+    def _is_layer_call(self, call: cst.Call, api: str) -> bool:
+        """``keras.layers.Dense(4)(x)``: the call of an object a library call made (its
+        method is judged like any object's)."""
+        return isinstance(call.func, cst.Call) and api.endswith(")")
+
+    def _shape_source(self, node: cst.CSTNode, taint: Taint) -> None:
+        """``x.get_shape()`` / ``keras.ops.shape(x)``: read like ``x.shape``."""
+        read, dims = self._shape_expression(node, taint)
+        kind = self._kind(read) if read is not None else None
+        if read is not None and kind is not None:
+            self._record(taint, dims, read, kind)
+
+    def _static_size(self, call: cst.Call, need: StaticSize) -> None:
+        """An op that needs one dimension of its tensor argument as a Python int."""
+        if need.unless and any(
+            a.keyword is not None and a.keyword.value == need.unless for a in call.args
+        ):
             return
-        self._follow(call, *callee, args)
+        if need.only_if_sequence is not None:
+            chosen = _argument(call, need.only_if_sequence)
+            if not isinstance(chosen, (cst.List, cst.Tuple)):
+                return
+        positional = [a for a in call.args if a.keyword is None and not a.star]
+        if not positional:
+            return
+        taint = self.taint_of(positional[0].value)
+        if not taint:
+            return
+        axis: int | None = need.default_axis
+        if need.axis is not None:
+            given = _argument(call, need.axis)
+            if given is not None:
+                axis = _int_value(given)
+        rank = self._rank_of(taint)
+        if axis is not None and axis < 0:
+            axis = axis % rank if rank is not None else None
+        self._record(taint, ALL if axis is None else frozenset({axis}), call, "tf")
 
     def _strategy_run(self, call: cst.Call) -> bool:
         """Follow ``strategy.run(fn, args=(...))`` into ``fn`` (a project function)."""
@@ -747,11 +936,47 @@ class _FunctionWalk:
         args = [(a, self.taint_of(a.value)) for a in run_args]
         if not any(t for _, t in args):
             return False
-        target = self._resolve(cst.Call(func=fn))
-        if target is None:
-            return False
-        self._follow(call, *target, args)
+        callee = self._callee(cst.Call(func=fn), fn)
+        if not callee.targets:
+            return self._tensorflow_function(fn)
+        self._follow_callee(call, callee, args)
         return True
+
+    def _higher_order(self, call: cst.Call, spec: HigherOrder) -> None:
+        """``tf.map_fn(fn, elems)`` & co. with ``fn`` a project function (a nested def or
+        lambda was read with this walk): follow it with the elements it gets; a function
+        the analysis cannot see may read them."""
+        for slot in spec.functions:
+            fn = _argument(call, slot)
+            if fn is None or id(fn) in self.inline_functions:
+                continue
+            args: list[tuple[cst.Arg, Taint]] = []
+            for feed in spec.feeds:
+                for _, value, element in _fed(call, spec, feed, None):
+                    taint = self.taint_of(value)
+                    if element:
+                        taint = {p: False for p in taint}
+                    args.append((cst.Arg(value=value), taint))
+            callee = self._callee(cst.Call(func=fn), fn)
+            if callee.targets:
+                self._follow_callee(call, callee, args)
+                continue
+            if self._tensorflow_function(fn):
+                continue  # tf.identity, tf.math.abs, ...: an op reads no static size
+            for _, taint in args:
+                if taint:
+                    self._record(taint, ALL, call, "callee", unseen=not callee.library)
+
+    def _tensorflow_function(self, fn: cst.BaseExpression) -> bool:
+        """A TensorFlow function passed as a function argument (not Keras, not a size
+        op): like a direct call of it, it reads no static size."""
+        api = self.api(fn)
+        return (
+            api is not None
+            and api.startswith("tensorflow.")
+            and api not in STATIC_SIZE_APIS
+            and not self._is_layer_call(cst.Call(func=fn), api)
+        )
 
     def _random(self, call: cst.Call, builtin: str | None, api: str | None) -> None:
         """A draw whose numbers depend on how often the function traced: a TensorFlow
@@ -777,79 +1002,161 @@ class _FunctionWalk:
                 RandomDraw(self.t.line(call), short_code(call), self.via)
             )
 
-    def _resolve(self, call: cst.Call) -> tuple[cst.FunctionDef, bool, _Tracer] | None:
-        """The project function a call runs, when this module defines it (None: unknown)."""
-        func = call.func
-        found: tuple[cst.FunctionDef | None, bool] = (None, False)
-        imported = [n for n, source in self.t.names(func) if source is QualifiedNameSource.IMPORT]
-        if imported and not (isinstance(func, cst.Attribute) and _is_self(func.value)):
-            located = self.t.imported(imported[0])
-            if located is not None:
-                return located[1], False, located[0]
-            return None
-        if isinstance(func, cst.Name):
-            if func.value not in {n for n, _ in self.t.names(func)}:
-                return None  # a local binding: not a def of this module
-            defined = self.t.module_function(func.value)
-            method = None if defined is not None else self.t.instance_call(func.value)
-            found = (defined, False) if defined is not None else (method, True)
-        elif (
-            isinstance(func, cst.Attribute)
-            and isinstance(func.value, cst.Name)
-            and func.value.value == "self"
-        ):
-            owner = self.t.enclosing_class(self.function)
-            if owner is not None:
-                found = (self.t.class_method(owner, func.attr.value), True)
-        function, skip_self = found
-        if function is None or _is_stub(function):
-            return None
-        return function, skip_self, self.t
+    def _callee(self, call: cst.Call, func: cst.BaseExpression | None = None) -> _Callee:
+        """What a call runs: project defs to follow (with how ``self`` is passed), the
+        layers of a Keras model, a TensorFlow object's known method, or nothing known."""
+        func = call.func if func is None else func
+        view = self.t.view
+        env = self.env()
+        out = _Callee()
+        if isinstance(func, cst.Attribute):
+            owner = view.resolve(func.value, env)
+            name = func.attr.value
+            if isinstance(owner, ProjectInstance):
+                method = view.method(owner.cls, name)
+                if method is not None:
+                    out.targets.append((method, method.kind != "staticmethod", owner.cls))
+                    return out
+                bound = view.attribute_of(owner, name)
+            elif isinstance(owner, ProjectClass):
+                method = view.method(owner, name)
+                if method is not None:
+                    out.targets.append((method, method.kind == "classmethod", None))
+                    return out
+                bound = view.attribute_of(owner, name)
+            elif isinstance(owner, LibraryInstance):
+                fact = method_of(owner.name, name)
+                out.known = fact is not None and fact.reads == "nothing"
+                out.library = True
+                return out
+            else:
+                bound = view.resolve(func, env)
+        else:
+            bound = view.resolve(func, env)
+        return self._calling(bound, out)
+
+    def _calling(self, bound: Bound | None, out: _Callee) -> _Callee:
+        """What calling ``bound`` runs."""
+        view = self.t.view
+        if isinstance(bound, ProjectFunction):
+            if not is_stub(bound.node):
+                out.targets.append((bound, False, None))
+        elif isinstance(bound, ProjectClass):
+            init = view.method(bound, "__init__")
+            if init is not None:
+                out.targets.append((init, True, bound))
+        elif isinstance(bound, ProjectInstance):
+            for method in view.call_methods(bound.cls):
+                out.targets.append((method, True, bound.cls))
+            build = view.method(bound.cls, "build") if view.is_keras(bound.cls) else None
+            if build is not None and out.targets:
+                out.build = (build, bound.cls)
+        elif isinstance(bound, LayerStack):
+            out.layers = list(bound.layers)
+        elif isinstance(bound, LibraryInstance):
+            fact = method_of(bound.name, "__call__")
+            out.known = fact is not None and fact.reads == "nothing"
+            out.library = True
+        elif isinstance(bound, LibraryObject):
+            out.library = True
+        return out
+
+    def _follow_callee(
+        self, call: cst.Call, callee: _Callee, args: list[tuple[cst.Arg, Taint]]
+    ) -> None:
+        for function, skip_self, self_class in callee.targets:
+            self._follow(call, function, skip_self, args, self_class)
+        if callee.build is not None:
+            build, cls = callee.build
+            self._follow_build(call, build, cls, args)
+        if callee.layers:
+            self._follow_layers(call, callee.layers, args)
+
+    def _follow_layers(
+        self,
+        call: cst.Call,
+        layers: list[tuple[Bound, bool]],
+        args: list[tuple[cst.Arg, Taint]],
+    ) -> None:
+        """A Keras model's layers: the first gets the input as it is, later ones values
+        computed from it."""
+        positional = [(a, t) for a, t in args if a.keyword is None and not a.star]
+        if not positional:
+            return
+        first, taint = positional[0]
+        keywords = [(a, t) for a, t in args if a.keyword is not None]
+        library = False
+        for layer, exact in layers:
+            layer_taint = taint if exact else {p: False for p in taint}
+            layer_args = [(first, layer_taint), *keywords]
+            callee = self._calling(layer, _Callee())
+            if callee.known:
+                continue
+            if callee.targets or callee.layers:
+                self._follow_callee(call, callee, layer_args)
+            elif layer_taint:
+                library = library or callee.library
+                self._record(layer_taint, ALL, call, "callee", unseen=not callee.library)
+
+    def _follow_build(
+        self,
+        call: cst.Call,
+        build: ProjectFunction,
+        cls: ProjectClass,
+        args: list[tuple[cst.Arg, Taint]],
+    ) -> None:
+        """Keras runs ``build(input_shape)`` on a layer's first call: its reads of
+        ``input_shape`` are reads of the input's static shape."""
+        positional = [t for a, t in args if a.keyword is None and not a.star]
+        params = _positional(build.node)[1:]
+        if not positional or not positional[0] or not params:
+            return
+        if self.depth >= MAX_DEPTH:
+            return
+        shapes = {params[0].name.value: positional[0]}
+        via = self._via(call, build)
+        tracer = self.t.for_view(build.view)
+        tracer.scan(build.node, {}, self.result, via, self.depth + 1, cls, shapes)
+
+    def _via(self, call: cst.Call, function: ProjectFunction) -> str:
+        name = function.node.name.value
+        if function.owner is not None:
+            name = f"{function.owner.name.value}.{name}"
+        where = f"{name}() (called at line {self.t.line(call)})"
+        if function.view is not self.t.view and function.view.name:
+            where = f"{function.view.name}.{where}"
+        return f"{self.via} -> {where}" if self.via else where
 
     def _follow(
         self,
         call: cst.Call,
-        function: cst.FunctionDef,
+        function: ProjectFunction,
         skip_self: bool,
-        tracer: _Tracer,
         args: list[tuple[cst.Arg, Taint]],
+        self_class: ProjectClass | None = None,
     ) -> None:
+        tainted = any(t for _, t in args)
         if self.depth >= MAX_DEPTH:
             for _, taint in args:
                 if taint:
-                    self._record(taint, ALL, call, "callee")
+                    self._record(taint, ALL, call, "callee", unseen=True)
             return
-        params = function.params
-        positional = list(params.posonly_params) + list(params.params)
-        if skip_self and positional:
-            positional = positional[1:]
-        by_name = {p.name.value: p for p in positional + list(params.kwonly_params)}
         mapped: dict[str, Taint] = {}
-        index = 0
-        for arg, taint in args:
-            if arg.star:
-                if taint:  # *args / **kwargs of a tainted value: give up on precision
-                    for p in by_name:
-                        mapped.setdefault(p, {}).update({k: False for k in taint})
-                continue
-            if arg.keyword is not None:
-                target = arg.keyword.value
-            elif index < len(positional):
-                target = positional[index].name.value
-                index += 1
-            else:
-                star = params.star_arg
-                target = star.name.value if isinstance(star, cst.Param) else ""
-            if taint and target:
-                mapped.setdefault(target, {}).update(taint)
-        if not mapped:
+        for param, taint in _map_arguments(function.node, args, skip_self):
+            mapped.setdefault(param, {}).update(taint)
+        if tainted and not mapped:
             return
-        where = f"{function.name.value}() (called at line {self.t.line(call)})"
-        via = f"{self.via} -> {where}" if self.via else where
-        if tracer is not self.t:
-            where = f"{tracer.name}.{where}"
-            via = f"{self.via} -> {where}" if self.via else where
-        tracer.scan(function, mapped, self.result, via, self.depth + 1)
+        if self_class is None and function.owner is not None and skip_self:
+            self_class = ProjectClass(function.view, function.owner)
+        tracer = self.t.for_view(function.view)
+        tracer.scan(
+            function.node,
+            mapped,
+            self.result,
+            self._via(call, function),
+            self.depth + 1,
+            self_class,
+        )
 
     def _unpacking(self, node: cst.Assign) -> None:
         for target in node.targets:
@@ -865,7 +1172,7 @@ class _FunctionWalk:
                 if taint:
                     self._record(taint, frozenset({0}), node, "python")
 
-    def _iteration(self, iterable: cst.BaseExpression) -> None:
+    def _iteration(self, iterable: cst.BaseExpression, node: cst.CSTNode) -> None:
         if isinstance(iterable, cst.Call) or self._is_sequence_value(iterable):
             return  # range(...), zip(...), tf.range(...): the call itself is judged
         taint = self.taint_of(iterable)
@@ -955,3 +1262,126 @@ def _without_batch(dims: frozenset[int] | None, rank: int | None) -> frozenset[i
     if dims is None:
         return frozenset(range(1, rank)) if rank is not None else None
     return frozenset(d for d in dims if d != 0)
+
+
+@dataclass
+class _Callee:
+    """What a call runs, as far as the project's source and the object table show."""
+
+    targets: list[tuple[ProjectFunction, bool, ProjectClass | None]] = field(default_factory=list)
+    """Project defs it runs: (def, whether the call passes ``self`` itself, the class of
+    that ``self``)."""
+    layers: list[tuple[Bound, bool]] = field(default_factory=list)
+    """A Keras model's layers (each: whether it gets the input as it is)."""
+    build: tuple[ProjectFunction, ProjectClass] | None = None
+    """A project Keras layer's ``build``, run on its first call."""
+    known: bool = False
+    """A TensorFlow object's method that reads no static size (``tf_objects``)."""
+    library: bool = False
+    """Library code (TensorFlow, Keras, another package): outside the project."""
+
+
+def _argument(call: cst.Call, slot: Slot) -> cst.BaseExpression | None:
+    """The argument at (position, keyword) of a call (None if not passed)."""
+    position, keyword = slot
+    for arg in call.args:
+        if keyword and arg.keyword is not None and arg.keyword.value == keyword:
+            return arg.value
+    index = 0
+    for arg in call.args:
+        if arg.star:
+            return None
+        if arg.keyword is not None:
+            continue
+        if index == position:
+            return arg.value
+        index += 1
+    return None
+
+
+def _positional(function: cst.FunctionDef | cst.Lambda) -> list[cst.Param]:
+    params = function.params
+    return [*params.posonly_params, *params.params]
+
+
+_NO_TENSOR = cst.Name("None")
+
+
+def _fed(
+    call: cst.Call, spec: HigherOrder, feed: Feed, params: list[cst.Param] | None
+) -> list[tuple[cst.Name | None, cst.BaseExpression, bool]]:
+    """(parameter, value, whether an element of it) for the parameters ``feed``
+    gives values to (``params`` None: a function not in this walk, positions only)."""
+    first = params[0].name if params else None
+    relaxed = any(a.keyword is not None and a.keyword.value in spec.relaxing for a in call.args)
+    value = _argument(call, feed.slot) if feed.slot is not None else None
+    if value is None and feed.fallback is not None:
+        return _fed(call, spec, feed.fallback, params)
+    if feed.how == "none" or value is None:
+        return [(first, _NO_TENSOR, False)]
+    if feed.how in ("element", "slice", "leaf"):
+        return [(first, value, True)]
+    if feed.how == "same":
+        return [(first, value, relaxed)]
+    if isinstance(value, (cst.List, cst.Tuple)) and not any(
+        isinstance(e, cst.StarredElement) for e in value.elements
+    ):
+        items = [e.value for e in value.elements]
+        if params is None:
+            return [(None, item, relaxed) for item in items]
+        return [(p.name, item, relaxed) for p, item in zip(params, items, strict=False)]
+    if params is None:
+        return [(None, value, True)]
+    return [(p.name, value, True) for p in params]
+
+
+def _bind_arguments(
+    function: cst.FunctionDef | cst.Lambda, args: Sequence[cst.Arg], skip_self: bool
+) -> Iterator[tuple[cst.Param, cst.BaseExpression]]:
+    """(parameter, value) for each plain argument of a call of ``function``."""
+    params = function.params
+    positional = _positional(function)
+    if skip_self and positional:
+        positional = positional[1:]
+    by_name = {p.name.value: p for p in positional + list(params.kwonly_params)}
+    index = 0
+    for arg in args:
+        if arg.star:
+            return
+        if arg.keyword is not None:
+            param = by_name.get(arg.keyword.value)
+        elif index < len(positional):
+            param = positional[index]
+            index += 1
+        else:
+            param = params.star_arg if isinstance(params.star_arg, cst.Param) else None
+        if param is not None:
+            yield param, arg.value
+
+
+def _map_arguments(
+    function: cst.FunctionDef, args: list[tuple[cst.Arg, Taint]], skip_self: bool
+) -> Iterator[tuple[str, Taint]]:
+    """(parameter name, taint) for each tainted argument of a call of ``function``."""
+    params = function.params
+    positional = _positional(function)
+    if skip_self and positional:
+        positional = positional[1:]
+    by_name = {p.name.value: p for p in positional + list(params.kwonly_params)}
+    index = 0
+    for arg, taint in args:
+        if arg.star:
+            if taint:  # *args / **kwargs of a tainted value: give up on precision
+                for name in by_name:
+                    yield name, {k: False for k in taint}
+            continue
+        if arg.keyword is not None:
+            target = arg.keyword.value
+        elif index < len(positional):
+            target = positional[index].name.value
+            index += 1
+        else:
+            star = params.star_arg
+            target = star.name.value if isinstance(star, cst.Param) else ""
+        if taint and target:
+            yield target, taint

@@ -11,6 +11,9 @@ against TensorFlow itself in ``tests/test_analysis_tf.py``.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Literal
+
 # -- dtypes ------------------------------------------------------------------------------
 
 TF_DTYPES = frozenset(
@@ -250,3 +253,124 @@ DTYPE_CHANGING_APIS = frozenset(
     }
 )
 """TensorFlow ops whose result dtype is not their first argument's (or not evident)."""
+
+
+# -- what the shape-use analysis needs to know of TensorFlow's own calls ----------------
+
+Slot = tuple[int, str]
+"""(position, keyword) of an argument."""
+
+
+@dataclass(frozen=True)
+class Feed:
+    """What one parameter of a higher-order op's function argument gets.
+
+    ``element``: one element of the argument at ``slot`` (its dimension 0 taken off);
+    ``slice``: a part of it along dimension 0 (same rank); ``leaf``: a leaf of a nest
+    (the argument itself when it is a tensor); ``same``: the argument itself (its shape,
+    as a loop variable keeps it); ``spread``: the items of a list or tuple argument, one
+    per parameter from this one on; ``none``: no tensor of the caller's (a loop
+    counter). ``element``, ``slice`` and ``leaf`` are values computed from the argument
+    (any of their dimensions may be any of its). ``fallback``: the feed when ``slot`` is
+    not passed (``tf.scan`` without ``initializer`` starts from the first element).
+    """
+
+    how: Literal["element", "slice", "leaf", "same", "spread", "none"]
+    slot: Slot | None = None
+    fallback: Feed | None = None
+
+
+@dataclass(frozen=True)
+class HigherOrder:
+    """An op that calls a function argument while tracing: the analysis follows it."""
+
+    functions: tuple[Slot, ...]
+    feeds: tuple[Feed, ...] = ()
+    relaxing: tuple[str, ...] = ()
+    """Keywords that, when passed, let a ``same`` feed change shape (``shape_invariants``)."""
+
+
+_ELEMENTS = Feed("element", (1, "elems"))
+_SCAN = HigherOrder(
+    ((0, "fn"),),
+    (Feed("same", (2, "initializer"), fallback=_ELEMENTS), _ELEMENTS),
+)
+_WHILE = HigherOrder(
+    ((0, "cond"), (1, "body")), (Feed("spread", (2, "loop_vars")),), ("shape_invariants",)
+)
+HIGHER_ORDER: dict[str, HigherOrder] = {
+    "tensorflow.map_fn": HigherOrder(((0, "fn"),), (_ELEMENTS,)),
+    "tensorflow.vectorized_map": HigherOrder(((0, "fn"),), (_ELEMENTS,)),
+    "tensorflow.scan": _SCAN,
+    "tensorflow.foldl": _SCAN,
+    "tensorflow.foldr": _SCAN,
+    "tensorflow.while_loop": _WHILE,
+    "tensorflow.cond": HigherOrder(((1, "true_fn"), (2, "false_fn"))),
+    "tensorflow.nest.map_structure": HigherOrder(((0, "func"),), (Feed("leaf", (1, "")),)),
+    "keras.ops.map": HigherOrder(((0, "f"),), (Feed("element", (1, "xs")),)),
+    "keras.ops.vectorized_map": HigherOrder(
+        ((0, "function"),), (Feed("element", (1, "elements")),)
+    ),
+    "keras.ops.scan": HigherOrder(
+        ((0, "f"),), (Feed("same", (1, "init")), Feed("element", (2, "xs")))
+    ),
+    "keras.ops.fori_loop": HigherOrder(
+        ((2, "body_fun"),), (Feed("none"), Feed("same", (3, "init_val")))
+    ),
+    "keras.ops.while_loop": HigherOrder(
+        ((0, "cond"), (1, "body")), (Feed("spread", (2, "loop_vars")),)
+    ),
+    "keras.ops.associative_scan": HigherOrder(
+        ((0, "f"),), (Feed("slice", (1, "elems")), Feed("slice", (1, "elems")))
+    ),
+    "keras.ops.cond": HigherOrder(((1, "true_fn"), (2, "false_fn"))),
+}
+"""TensorFlow's and Keras's higher-order ops (``tf.compat.v1``/``tf.keras.ops``
+spellings normalised): their function arguments run while tracing, on elements or
+copies of their tensor arguments, so a static read there is a read of the caller's
+tensor. ``tf.py_function``/``tf.numpy_function`` are not here: their function runs at
+run time on concrete values."""
+
+
+@dataclass(frozen=True)
+class StaticSize:
+    """An op that needs the static size of one dimension of its tensor argument."""
+
+    axis: Slot | None
+    default_axis: int = 0
+    unless: str = ""
+    """A keyword that, when passed, gives the size instead (``num``)."""
+    only_if_sequence: Slot | None = None
+    """Needed only when this argument is a list or tuple (``ops.split`` by indices)."""
+
+
+STATIC_SIZE_APIS: dict[str, StaticSize] = {
+    "tensorflow.unstack": StaticSize((2, "axis"), unless="num"),
+    "keras.ops.unstack": StaticSize((2, "axis"), unless="num"),
+    "keras.ops.array_split": StaticSize((2, "axis")),
+    "keras.ops.split": StaticSize((2, "axis"), only_if_sequence=(1, "indices_or_sections")),
+    "keras.ops.glu": StaticSize((1, "axis"), default_axis=-1),
+}
+"""Ops that fail (or compute something else) when the dimension they split is None:
+``tf.unstack`` infers ``num`` from it, Keras splits by indices and ``array_split``
+compute section sizes in Python, ``glu`` halves its axis in Python (each checked with
+None dimensions in ``tests/test_tf_objects_tf.py``)."""
+
+STATIC_SHAPE_FUNCTIONS = frozenset({"keras.ops.shape"})
+"""Functions returning a tensor's shape with Python ints where the static shape knows
+them (Keras's TensorFlow backend), so indexing them reads the static size like
+``x.shape[i]``."""
+
+
+def normalised_api(name: str) -> str:
+    """``tensorflow.keras.ops.x`` / ``keras.src.ops.x`` -> ``keras.ops.x``;
+    ``tensorflow.compat.v1.x`` / ``compat.v2`` -> ``tensorflow.x``."""
+    for prefix in ("tensorflow.keras.", "tf_keras.", "keras.src."):
+        if name.startswith(prefix):
+            name = "keras." + name[len(prefix) :]
+    for prefix in ("tensorflow.compat.v1.", "tensorflow.compat.v2."):
+        if name.startswith(prefix):
+            name = "tensorflow." + name[len(prefix) :]
+    if name.startswith("keras.ops.numpy.") or name.startswith("keras.ops.core."):
+        name = "keras.ops." + name.split(".", 3)[3]
+    return name

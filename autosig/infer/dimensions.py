@@ -18,7 +18,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from autosig.analysis.project_writes import OtherFiles
 from autosig.analysis.shape_reads import ShapeRead, ShapeUse, autograph_enabled, shape_use
+from autosig.analysis.trace_state import state_reason
 from autosig.infer.observations import ParamResult
 from autosig.infer.plan import Blocker, ShapeRewrite
 from autosig.infer.shape_rewrites import choose_rewrites
@@ -64,6 +66,8 @@ class ShapeDecision:
     relaxed: list[str] = field(default_factory=list)
     """Dimensions freed because no static read of them was found (for the evidence)."""
     random_reason: str | None = None
+    state_reason: str | None = None
+    """Python state read while tracing that the project changes (``trace_state``)."""
     shape_varies: bool = False
     """Some tensor dimension (or rank) varied between the profiled calls."""
     rewrites: list[ShapeRewrite] = field(default_factory=list)
@@ -157,6 +161,7 @@ def decide_shapes(
     if use.random_draws:
         draws = ", ".join(d.describe() for d in use.random_draws[:2])
         decision.random_reason = RANDOM_REASON.format(draws=draws)
+    decision.state_reason = state_reason(use.state_changes(*_project_of(modules)))
     control = use.control()
     for r in tensors:
         assert r.spec is not None
@@ -204,6 +209,14 @@ def decide_shapes(
 
 
 TensorLeaf = TensorSpecNode | RaggedSpecNode | SparseSpecNode
+
+
+def _project_of(modules: ModuleResolver | None) -> tuple[OtherFiles | None, str]:
+    """The traced file's other project files and its name, from its module resolver."""
+    origin = getattr(modules, "origin", None)
+    if origin is None:
+        return None, "this file"
+    return OtherFiles(str(origin)), origin.name
 
 
 def _always_container(record: FunctionRecord, name: str) -> bool:

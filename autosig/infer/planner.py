@@ -168,6 +168,8 @@ def _plan_function(
         warnings.extend(r.warning for r in results if r.warning and r.info.name in tensorized)
     if (action != "none" or call_sites is not None) and shapes.random_reason:
         warnings.append(shapes.random_reason)
+    if (action != "none" or call_sites is not None) and shapes.state_reason:
+        warnings.append(shapes.state_reason)
     rewrites = tuple(shapes.rewrites) if action != "none" else ()
     if rewrites:
         reasons.append(

@@ -28,6 +28,7 @@ found by ``analysis/shape_reads.py``.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -85,7 +86,7 @@ class DynamicShapes:
             name: [r for r in found if r.node is None or id(r.node) not in self.nodes]
             for name, found in use.reads.items()
         }
-        return ShapeUse(reads=reads, random_draws=list(use.random_draws))
+        return dataclasses.replace(use, reads=reads, random_draws=list(use.random_draws))
 
 
 def plan_rewrites(

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from pathlib import Path
 
 import libcst as cst
 
 from autosig.analysis.shape_reads import autograph_enabled, shape_use
+from autosig.analysis.trace_state import state_reason
 from autosig.rules.base import Invalid, Rule
 from autosig.rules.context import RuleContext
 from autosig.rules.violation import Violation
@@ -54,18 +56,30 @@ class NoSignature(Rule):
     Safe only where the shape-use analysis proves it: `reduce_retracing=True` lets
     TensorFlow trace with `None` dimensions, and then `x.shape[0]` is `None`. So the
     fix is
-    - *safe* when neither the function nor the project functions and methods it calls
-      read a static dimension of any parameter (`x.shape[i]`, `len(x)`, `b, t = x.shape`,
+    - *safe* when neither the function nor the project code it runs read a static
+      dimension of any parameter (`x.shape[i]`, `len(x)`, `b, t = x.shape`,
       `x.shape.as_list()`, unpacking or iterating a tensor), hand a parameter to code
-      outside the project, or draw stateful random numbers;
+      outside the project, or draw stateful random numbers. The project code it runs
+      includes helpers and methods, project Keras layers and models (in an attribute, a
+      `keras.Sequential`, a functional model; their `call` and `build`), objects of
+      project classes however they are reached (attributes, class attributes, imports,
+      `Geometry.pairwise(...)`) and the functions given to `tf.map_fn`, `tf.scan`,
+      `tf.while_loop`, `tf.vectorized_map` and Keras's equivalents. TensorFlow objects
+      are known (`GradientTape`, `TensorArray`, `Variable.assign`, optimizers' `apply_gradients`,
+      Keras losses and metrics, `strategy.run`, summary writers): they read no static size;
     - *unsafe* (`--unsafe-fixes`) when a parameter goes to code outside the project
-      (a Keras layer or model may read its dimensions), when the traced function is not
-      in the file, or when it (or a project function it calls) draws stateful random
-      numbers (`tf.random.normal`, `tf.nn.dropout`, `tf.nn.nce_loss`'s sampler,
-      `tf.image.sample_distorted_bounding_box`, `tf.image.random_*`: every API the
-      table generated from TensorFlow's op registry lists; Python's or NumPy's RNG):
-      each trace has its own random state, so fewer traces change the numbers drawn
-      (stateless draws, `tf.random.Generator` and Keras 3's seeded layers do not);
+      (a Keras layer or model may read its dimensions) or to code the analysis cannot
+      resolve, when the traced function is not in the file, when it (or project code it
+      runs) draws stateful random numbers (`tf.random.normal`, `tf.nn.dropout`,
+      `tf.nn.nce_loss`'s sampler, `tf.image.sample_distorted_bounding_box`,
+      `tf.image.random_*`: every API the table generated from TensorFlow's op registry
+      lists; Python's or NumPy's RNG): each trace has its own random state, so fewer
+      traces change the numbers drawn (stateless draws, `tf.random.Generator` and Keras
+      3's seeded layers do not); or when it reads Python state while tracing that the
+      project changes (a module variable a setter rebinds, a module dict `self.config`
+      is bound to that a scheduler changes, `detector.settings.threshold` set by a
+      driver): each trace keeps the value it read, and the reason names the line that
+      changes it;
     - *not offered* (report only) when a static shape read was found: the report names
       the line; `tf.shape(x)[i]` is the form that works for every size.
     A tf.function without parameters is not reported (nothing can change shape), nor is
@@ -113,6 +127,71 @@ class NoSignature(Rule):
         "        return tf.zeros([3])\n",
     ]
     INVALID = [
+        Invalid(  # TensorFlow objects read no static size: a safe fix
+            "import tensorflow as tf\nloss_object = tf.keras.losses.MeanSquaredError()\n"
+            "metric = tf.keras.metrics.Mean()\nv = tf.Variable(0.0)\n@tf.function\n"
+            "def f(x, y):\n    with tf.GradientTape() as tape:\n        tape.watch(x)\n"
+            "        loss = loss_object(y, x)\n    metric(loss)\n"
+            "    ta = tf.TensorArray(tf.float32, size=0, dynamic_size=True).unstack(x)\n"
+            "    v.assign_add(tf.reduce_sum(tape.gradient(loss, x)) + ta.size())\n    return loss\n",
+            "import tensorflow as tf\nloss_object = tf.keras.losses.MeanSquaredError()\n"
+            "metric = tf.keras.metrics.Mean()\nv = tf.Variable(0.0)\n"
+            "@tf.function(reduce_retracing=True)\n"
+            "def f(x, y):\n    with tf.GradientTape() as tape:\n        tape.watch(x)\n"
+            "        loss = loss_object(y, x)\n    metric(loss)\n"
+            "    ta = tf.TensorArray(tf.float32, size=0, dynamic_size=True).unstack(x)\n"
+            "    v.assign_add(tf.reduce_sum(tape.gradient(loss, x)) + ta.size())\n    return loss\n",
+        ),
+        Invalid(  # a project Keras layer inside keras.Sequential reads the batch size
+            "import keras\nimport tensorflow as tf\nclass Flat(keras.layers.Layer):\n"
+            "    def call(self, x):\n        return tf.reshape(x, [x.shape[0], -1])\n"
+            "model = keras.Sequential([Flat()])\n@tf.function\ndef f(x):\n    return model(x)\n",
+            None,
+        ),
+        Invalid(  # a project Keras model held in an attribute tiles to states.shape[0]
+            "import tensorflow as tf\nclass Actor(tf.keras.Model):\n    def call(self, s):\n"
+            "        return tf.tile(self.w, [s.shape[0], 1])\nclass Agent:\n"
+            "    def __init__(self):\n        self.actor = Actor()\n    @tf.function\n"
+            "    def act(self, s):\n        return self.actor(s)\n",
+            None,
+        ),
+        Invalid(  # the function given to tf.map_fn reads its element's length
+            "import tensorflow as tf\n@tf.function\ndef f(batch):\n"
+            "    return tf.map_fn(lambda e: e / e.shape[0], batch)\n",
+            None,
+        ),
+        Invalid(  # keras.ops.unstack needs the static size of the axis it splits
+            "import keras\nimport tensorflow as tf\n@tf.function\ndef f(x):\n"
+            "    return keras.ops.unstack(x, axis=1)[0]\n",
+            None,
+        ),
+        Invalid(  # a @staticmethod reached through its class
+            "import tensorflow as tf\nclass Geometry:\n    @staticmethod\n"
+            "    def pairwise(p):\n        return tf.reshape(p, [p.shape[0], 1, -1])\n"
+            "@tf.function\ndef f(points):\n    return Geometry.pairwise(points)\n",
+            None,
+        ),
+        Invalid(  # a module global a setter rebinds is read while tracing
+            "import tensorflow as tf\nTEMPERATURE = 1.0\ndef set_temperature(t):\n"
+            "    global TEMPERATURE\n    TEMPERATURE = t\n@tf.function\n"
+            "def f(logits):\n    return tf.nn.softmax(logits / TEMPERATURE)\n",
+            "import tensorflow as tf\nTEMPERATURE = 1.0\ndef set_temperature(t):\n"
+            "    global TEMPERATURE\n    TEMPERATURE = t\n@tf.function(reduce_retracing=True)\n"
+            "def f(logits):\n    return tf.nn.softmax(logits / TEMPERATURE)\n",
+            unsafe=True,
+        ),
+        Invalid(  # self.config is bound to a module dict that a scheduler changes
+            "import tensorflow as tf\nCONFIG = {'scale': 0.0}\ndef schedule(epoch):\n"
+            "    CONFIG['scale'] = 0.1 * epoch\nclass Policy(tf.Module):\n"
+            "    def __init__(self):\n        self.config = CONFIG\n    @tf.function\n"
+            "    def __call__(self, obs):\n        return obs + self.config['scale']\n",
+            "import tensorflow as tf\nCONFIG = {'scale': 0.0}\ndef schedule(epoch):\n"
+            "    CONFIG['scale'] = 0.1 * epoch\nclass Policy(tf.Module):\n"
+            "    def __init__(self):\n        self.config = CONFIG\n"
+            "    @tf.function(reduce_retracing=True)\n"
+            "    def __call__(self, obs):\n        return obs + self.config['scale']\n",
+            unsafe=True,
+        ),
         Invalid(  # a static shape read: reduce_retracing would make it None, so no fix
             "import tensorflow as tf\n@tf.function\ndef f(x):\n"
             "    ta = tf.TensorArray(tf.float32, size=x.shape[0])\n    return ta.stack()\n",
@@ -289,6 +368,9 @@ def _static_safety(
             f"it draws stateful random numbers ({use.random_draws[0].describe()}): fewer "
             "traces change the numbers drawn"
         )
+    changed = state_reason(use.state_changes(ctx.project_writes, Path(ctx.path).name))
+    if changed is not None:
+        return "unsafe", changed
     if reads:
         return "unsafe", f"{reads[0].describe()}; a None dimension there is not proven safe"
     return "safe", None

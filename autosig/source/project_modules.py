@@ -44,18 +44,26 @@ PARENTS = 4
 class ProjectModules:
     """Dotted module name -> parsed module (None: not in the project or not parseable)."""
 
-    def __init__(self, roots: Iterable[Path]) -> None:
+    def __init__(self, roots: Iterable[Path], origin: Path | None = None) -> None:
         self.roots = list(dict.fromkeys(Path(r).resolve() for r in roots))
+        self.origin = origin
+        """The file whose imports these are (None: not known)."""
         self._cache: dict[tuple[str, str | None], MetadataWrapper | None] = {}
+        self._paths: dict[str, Path] = {}
 
     @classmethod
     def around(cls, path: Path | str, root: Path | str | None = None) -> ProjectModules:
         """Search roots for a file: the profile's root (if any), its folder and parents."""
-        folder = Path(path).resolve().parent
+        resolved = Path(path).resolve()
+        folder = resolved.parent
         roots = ([Path(root)] if root is not None else []) + [folder, *folder.parents][
             : PARENTS + 1
         ]
-        return cls(roots)
+        return cls(roots, resolved)
+
+    def path_of(self, dotted: str) -> Path | None:
+        """The file a module was parsed from (None: not parsed or not the project's)."""
+        return self._paths.get(dotted)
 
     @classmethod
     def of_profiled(cls, root: Path | None, path: str | None) -> ProjectModules | None:
@@ -95,6 +103,7 @@ class ProjectModules:
         stat = candidate.stat()
         if stat.st_size > MAX_BYTES:
             return None
+        self._paths[dotted] = candidate
         return _parse(str(candidate), stat.st_mtime_ns, stat.st_size, reach)
 
 

@@ -14,7 +14,9 @@ tensorflow's ``function``), any def named as the target of a ``function(...)`` c
 in the kept text (found with ``ast``), and in a kept class the methods that hold a site
 and ``__init__``. What else a rule reads beyond the traced code it declares
 (``Rule.skeleton_keeps``, one ``Keep`` each), and the skeleton keeps what the caller
-asks for: the defs and methods traced code calls, those a loop creating a tf.function
+asks for: the defs and methods traced code calls (and the classes kept module-level
+code calls or kept classes derive from: ``keras.Sequential([Patches()])``, ``loss_fn =
+SumOverBatch()``; the analysis follows an instance's call into its class), those a loop creating a tf.function
 calls, the defs those reach by name, the defs with a ``global`` statement, the methods
 setting a ``self`` attribute the kept ones use, the defs changing what kept code reads.
 A file ``ast`` cannot parse is returned whole (libcst then reports it, or parses syntax
@@ -130,6 +132,15 @@ def _mentions(lines: list[str], span: tuple[int, int], local: re.Pattern[str] | 
 
 
 _SELF_USE = re.compile(r"self\s*\.\s*([A-Za-z_]\w*)")
+_SELF_CHAIN = re.compile(r"self((?:\s*\.\s*[A-Za-z_]\w*)+)")
+
+
+def _read_through_self(text: str) -> set[str]:
+    """Every attribute name on a chain from ``self`` (``self.settings.threshold``: both):
+    a method of another class changing ``threshold`` changes what the trace reads."""
+    return {
+        name for chain in _SELF_CHAIN.findall(text) for name in re.findall(r"[A-Za-z_]\w*", chain)
+    }
 
 
 def _self_stores(method: ast.stmt, walk: Walk) -> set[str]:
@@ -316,15 +327,46 @@ def _loop_callees(nodes: list[ast.stmt], local: set[str], walk: Walk) -> set[str
 
 
 def _called_in_defs(nodes: list[ast.stmt], walk: Walk) -> set[str]:
-    """Names called inside kept defs: the shape-use analysis follows traced code into
-    the project functions it calls (a helper reading ``x.shape[0]``)."""
-    return {
-        call.func.id
-        for node in nodes
-        if isinstance(node, _DEFS)
-        for call in walk(node)
-        if isinstance(call, ast.Call) and isinstance(call.func, ast.Name)
-    }
+    """Names called inside kept defs, and classes whose methods they call
+    (``Geometry.pairwise(x)``): the shape-use analysis follows traced code into the
+    project functions it calls (a helper reading ``x.shape[0]``)."""
+    names: set[str] = set()
+    for node in nodes:
+        if not isinstance(node, _DEFS):
+            continue
+        for call in walk(node):
+            if not isinstance(call, ast.Call):
+                continue
+            if isinstance(call.func, ast.Name):
+                names.add(call.func.id)
+            elif isinstance(call.func, ast.Attribute) and isinstance(call.func.value, ast.Name):
+                names.add(call.func.value.id)
+    return names
+
+
+def _classes_used_at_top(nodes: list[ast.stmt], walk: Walk) -> set[str]:
+    """Names called in kept module-level statements (``model = keras.Sequential(
+    [Patches(), ...])``, ``loss_fn = SumOverBatch()``) and base classes of kept
+    classes: the shape-use analysis follows a call of such an instance into its class
+    (``__call__``, a Keras layer's ``call``). A ``__main__`` block is left out."""
+    names: set[str] = set()
+    for node in nodes:
+        if isinstance(node, ast.ClassDef):
+            names.update(b.id for b in node.bases if isinstance(b, ast.Name))
+            continue
+        if isinstance(node, _DEFS) or _is_main_block(node):
+            continue
+        for call in walk(node):
+            if isinstance(call, ast.Call) and isinstance(call.func, ast.Name):
+                names.add(call.func.id)
+    return names
+
+
+def _is_main_block(node: ast.stmt) -> bool:
+    """``if __name__ == "__main__":`` (what it runs is the program, not traced code)."""
+    return isinstance(node, ast.If) and any(
+        isinstance(n, ast.Name) and n.id == "__name__" for n in ast.walk(node.test)
+    )
 
 
 def _is_own_attribute(node: ast.AST) -> bool:
@@ -337,9 +379,10 @@ def _is_own_attribute(node: ast.AST) -> bool:
 
 
 def _reached(seeds: set[str], tree: ast.Module, walk: Walk) -> set[str]:
-    """Top-level defs reached from ``seeds`` through the names their bodies read
-    (``Keep.REACHED``)."""
-    defs = {n.name: n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    """Top-level defs and classes reached from ``seeds`` through the names their bodies
+    read (``Keep.REACHED``): the hoist follows a wrapped function into the defs it calls,
+    the shape-use analysis a project class's instance into its methods and bases."""
+    defs = {n.name: n for n in tree.body if isinstance(n, _DEFS)}
     reached: set[str] = set()
     pending = [name for name in seeds if name in defs]
     while pending:
@@ -396,6 +439,7 @@ def _cut_lines(
         wanted |= _loop_callees(kept_nodes, names, walk)
     if Keep.CALLEES in keep:
         wanted |= _called_in_defs(kept_nodes, walk)
+        wanted |= _classes_used_at_top(kept_nodes, walk)
     if Keep.REACHED in keep:
         wanted |= _reached(wanted, tree, walk)
     # a stub keeps a cut def's name bound for scope analysis; a name the kept code
@@ -404,7 +448,7 @@ def _cut_lines(
     cut = [False] * (len(lines) + 1)
     heads: dict[int, str] = {}
     indents: dict[int, str] = {}
-    read = set(_SELF_USE.findall(kept)) | {"*"}  # what kept code reads through self
+    read = _read_through_self(kept) | {"*"}  # what kept code reads through self
     for node in drop:
         if node.name in wanted:  # type: ignore[attr-defined]
             continue

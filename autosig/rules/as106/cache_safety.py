@@ -15,12 +15,15 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import libcst as cst
 from libcst.metadata import GlobalScope, ImportAssignment
 
 from autosig.analysis.attribute_writes import MUTATORS
+from autosig.analysis.module_view import ModuleView
 from autosig.analysis.shape_reads import shape_use
+from autosig.analysis.trace_state import attribute_change
 from autosig.rules.as106.hoist import (
     _assignments,
     _changes_state,
@@ -181,6 +184,7 @@ class CachedTrace:
         self.methods = {s.name.value: s for s in cls.body.body if isinstance(s, cst.FunctionDef)}
         self._seen: set[int] = set()
         self._writes: dict[str, list[cst.CSTNode]] | None = None
+        self._module_view: ModuleView | None = None
 
     def creation(self, form: CreationForm, site: FunctionSite) -> list[str] | None:
         """Judge the creation; the method's locals a nested def closes over (None: no fix)."""
@@ -333,8 +337,45 @@ class CachedTrace:
         attr = parent.attr.value
         if attr in self.methods:
             self._method(self.methods[attr])
-        else:
-            self._attribute(attr)
+            return
+        self._attribute(attr)
+        self._through(attr, parent)
+
+    def _through(self, attr: str, read: cst.Attribute) -> None:
+        """What ``self.<attr>`` leads to: the module variable ``__init__`` binds it to
+        (``self.config = CONFIG``, changed by a scheduler), and an attribute read through
+        it (``self.settings.threshold``, set by a driver), changed anywhere in the project
+        but an object's own set-up."""
+        view = self._view()
+        change = attribute_change(
+            view, self.cls, attr, self.ctx.project_writes, self._display(), only="alias"
+        )
+        if change is not None:
+            self.verdict.add(
+                f"the trace reads `self.{attr}`, bound to `{change.alias}`, which "
+                f"{change.place} {change.how}"
+            )
+        parent = self.ctx.parent(read)
+        if isinstance(parent, cst.Attribute) and parent.value is read:
+            grand = self.ctx.parent(parent)
+            if isinstance(grand, cst.Call) and grand.func is parent:
+                return  # a method call on the object: its own business
+            path = f"{attr}.{parent.attr.value}"
+            change = attribute_change(
+                view, self.cls, path, self.ctx.project_writes, self._display(), only="member"
+            )
+            if change is not None:
+                self.verdict.add(
+                    f"the trace reads `self.{path}`, which {change.place} {change.how}"
+                )
+
+    def _view(self) -> ModuleView:
+        if self._module_view is None:
+            self._module_view = ModuleView(self.ctx.wrapper, self.ctx.project_modules)
+        return self._module_view
+
+    def _display(self) -> str:
+        return Path(self.ctx.path).name
 
     def _attribute(self, attr: str) -> None:
         """``self.<attr>`` is read at trace time: fixed only if set once, in ``__init__``."""

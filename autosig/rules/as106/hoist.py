@@ -49,6 +49,7 @@ import libcst as cst
 from libcst.metadata import Assignment, ImportAssignment, ScopeProvider
 
 from autosig.analysis.attribute_writes import MUTATORS
+from autosig.analysis.module_view import ModuleView, ProjectClass
 from autosig.rules.file_context import FileContext
 from autosig.source.metadata import LOOPS, children, iter_tree
 from autosig.source.sites import FixSafety
@@ -532,9 +533,16 @@ def _trace_is_fixed(
             return False
     roots = {n.value for n in free}
     objects = {n.value for n in free if _is_object(ctx, n)}
+    objects |= _aliased_globals(ctx, index, traced, free)
     for function in traced:
         if _changes_state(ctx, index, function, roots):
             return False
+    if objects and _calls_other_project_modules(ctx, index, loop):
+        # an imported helper the loop runs may change them: ask the project's other files
+        for name in sorted(objects):
+            found = ctx.project_writes.changes(name)
+            if found is not None and found.place is not None:
+                return False
     # this file's functions the loop calls may change what the trace reads: bump()
     # doing CONFIG["scale"] += 1, reset() rebinding a global
     called = [_function(ctx, call.func) for call in index.find(loop, cst.Call)]
@@ -591,3 +599,57 @@ def _is_object(ctx: FileContext, name: cst.Name) -> bool:
 
 def _root(path: str) -> str:
     return path.split(".", 1)[0]
+
+
+def _aliased_globals(
+    ctx: FileContext,
+    index: _Index,
+    traced: list[cst.FunctionDef | cst.Lambda],
+    free: list[cst.Name],
+) -> set[str]:
+    """Module variables the trace reads through one alias: ``config = CONFIG`` at module
+    level, or ``self.config = CONFIG`` in the class whose method the trace closes over.
+    A change to the dict is a change to what the trace reads."""
+    out: set[str] = set()
+    for name in free:
+        assignments = _assignments(ctx, name) or []
+        if len(assignments) != 1 or isinstance(assignments[0], ImportAssignment):
+            continue
+        target = ctx.parent(assignments[0].node)
+        assign = ctx.parent(target) if isinstance(target, cst.AssignTarget) else None
+        if isinstance(assign, cst.Assign) and isinstance(assign.value, cst.Name):
+            out.add(assign.value.value)
+    view: ModuleView | None = None
+    for function in traced:
+        for attribute in index.find(function, cst.Attribute):
+            owner = attribute.value
+            if not isinstance(owner, cst.Name) or owner.value != "self":
+                continue
+            method = ctx.enclosing_function(function)
+            cls = ctx.enclosing_class(method) if method is not None else None
+            if not isinstance(cls, cst.ClassDef):
+                continue
+            view = view or ModuleView(ctx.wrapper, ctx.project_modules)
+            bound = view.attribute_values(ProjectClass(view, cls), attribute.attr.value)
+            for value, env in bound:
+                local = (
+                    env.local(value.value) if isinstance(value, cst.Name) and env.local else None
+                )
+                if isinstance(value, cst.Name) and local is None:
+                    out.add(value.value)
+    return out
+
+
+def _calls_other_project_modules(ctx: FileContext, index: _Index, loop: cst.CSTNode) -> bool:
+    """The loop calls a function imported from another module of the project."""
+    modules = ctx.project_modules
+    if modules is None:
+        return False
+    for call in index.find(loop, cst.Call):
+        for qualified in ctx.qualified_names(call.func):
+            module = qualified.rpartition(".")[0]
+            while module:
+                if modules(module) is not None:
+                    return True
+                module = module.rpartition(".")[0]
+    return False

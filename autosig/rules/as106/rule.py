@@ -222,6 +222,49 @@ class FunctionCreatedPerCall(Rule):
             "            self._autosig_Detector_detect_step = step\n        return step(s)\n",
             unsafe=True,
         ),
+        Invalid(  # the trace reads self.config, bound to a module dict a scheduler changes
+            "import tensorflow as tf\nHPARAMS = {'scale': 1.0}\ndef schedule(epoch):\n"
+            "    HPARAMS['scale'] = 0.1 * epoch\nclass Trainer:\n    def __init__(self):\n"
+            "        self.config = HPARAMS\n    def step(self, x):\n"
+            "        scaled = tf.function(lambda v: v * self.config['scale'])\n"
+            "        return scaled(x)\n",
+            "import tensorflow as tf\nHPARAMS = {'scale': 1.0}\ndef schedule(epoch):\n"
+            "    HPARAMS['scale'] = 0.1 * epoch\nclass Trainer:\n    def __init__(self):\n"
+            "        self.config = HPARAMS\n    def step(self, x):\n"
+            '        scaled = getattr(self, "_autosig_Trainer_step_scaled", None)\n'
+            "        if scaled is None:\n"
+            "            scaled = tf.function(lambda v: v * self.config['scale'])\n"
+            "            self._autosig_Trainer_step_scaled = scaled\n        return scaled(x)\n",
+            unsafe=True,
+        ),
+        Invalid(  # ... or an attribute of a settings object another method changes
+            "import tensorflow as tf\nclass Settings:\n    def __init__(self):\n"
+            "        self.threshold = 0.5\n    def tune(self):\n        self.threshold = 0.8\n"
+            "class Detector:\n    def __init__(self, settings):\n        self.settings = settings\n"
+            "    def detect(self, s):\n"
+            "        step = tf.function(lambda s: s > self.settings.threshold)\n"
+            "        return step(s)\n",
+            "import tensorflow as tf\nclass Settings:\n    def __init__(self):\n"
+            "        self.threshold = 0.5\n    def tune(self):\n        self.threshold = 0.8\n"
+            "class Detector:\n    def __init__(self, settings):\n        self.settings = settings\n"
+            "    def detect(self, s):\n"
+            '        step = getattr(self, "_autosig_Detector_detect_step", None)\n'
+            "        if step is None:\n"
+            "            step = tf.function(lambda s: s > self.settings.threshold)\n"
+            "            self._autosig_Detector_detect_step = step\n        return step(s)\n",
+            unsafe=True,
+        ),
+        Invalid(  # a loop hoist: the trace reads CONFIG through an alias the loop changes
+            "import tensorflow as tf\nCONFIG = {'scale': 1.0}\nconfig = CONFIG\n"
+            "def bump():\n    CONFIG['scale'] += 1\ndef scale(x):\n"
+            "    return x * config['scale']\ndef run(data):\n    for x in data:\n"
+            "        f = tf.function(scale)\n        print(f(x))\n        bump()\n",
+            "import tensorflow as tf\nCONFIG = {'scale': 1.0}\nconfig = CONFIG\n"
+            "def bump():\n    CONFIG['scale'] += 1\ndef scale(x):\n"
+            "    return x * config['scale']\ndef run(data):\n    f = tf.function(scale)\n"
+            "    for x in data:\n        print(f(x))\n        bump()\n",
+            unsafe=True,
+        ),
     ]
 
     def check(self, ctx: RuleContext) -> Iterable[Violation]:
