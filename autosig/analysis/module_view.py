@@ -19,15 +19,16 @@ nothing (the callers then assume what they assume of code outside the project).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+import functools
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, QualifiedNameSource, ScopeProvider
+from libcst.metadata import MetadataWrapper, QualifiedNameSource
 
 from autosig.analysis.python_values import short_code
-from autosig.source.metadata import PositionProvider, qualified_names
+from autosig.source.metadata import PositionProvider, children, qualified_names
 from autosig.source.project_modules import ModuleResolver
 
 LIBRARY_ROOTS = ("tensorflow", "keras", "tf_keras")
@@ -184,9 +185,7 @@ class ModuleView:
         self.name = name
         """The module's dotted name when it was reached through an import ('' for the first)."""
         self.module = wrapper.module
-        self.positions = wrapper.resolve(PositionProvider)
-        self.scopes = wrapper.resolve(ScopeProvider)
-        self._others: dict[str, ModuleView | None] = {}
+        self._others: dict[tuple[str, str | None], ModuleView | None] = {}
         self._classes: dict[str, cst.ClassDef] = {}
         self._functions: dict[str, cst.FunctionDef] = {}
         self._bindings: dict[str, list[cst.BaseExpression]] = {}
@@ -194,7 +193,11 @@ class ModuleView:
         self._imported: set[str] = set()
         self._indexed = False
 
-    # -- metadata --------------------------------------------------------------------------
+    # -- metadata (resolved when first asked: many views only answer a name or two) ----------
+    @functools.cached_property
+    def positions(self) -> Mapping[cst.CSTNode, Any]:
+        return self.wrapper.resolve(PositionProvider)
+
     def _get(self, provider: type, node: cst.CSTNode, default: Any = None) -> Any:
         return self.wrapper.resolve(provider).get(node, default)
 
@@ -285,23 +288,28 @@ class ModuleView:
         return None
 
     # -- other modules ---------------------------------------------------------------------
-    def other(self, module_name: str) -> ModuleView | None:
-        """The project module of that dotted name (None: not the project's)."""
+    def other(self, module_name: str, reach: str | None = None) -> ModuleView | None:
+        """The project module of that dotted name (None: not the project's); with
+        ``reach``, cut down to what its top-level name ``reach`` can reach
+        (``skeleton.reached_skeleton``: module-level statements, the defs and classes
+        they and ``reach`` name, again and again, and the defs with ``global``): a
+        large module is not parsed and resolved whole to answer about one name."""
         if self.modules is None:
             return None
-        if module_name not in self._others:
-            wrapper = self.modules(module_name)
-            self._others[module_name] = (
+        key = (module_name, reach)
+        if key not in self._others:
+            wrapper = self.modules(module_name, reach)
+            self._others[key] = (
                 None if wrapper is None else type(self)(wrapper, self.modules, module_name)
             )
-        return self._others[module_name]
+        return self._others[key]
 
     def locate(self, dotted: str) -> Bound | None:
         """What a qualified name of an import names in the project: a def, a class, a
         method of a class, a module-level binding, or the module itself."""
         parts = dotted.split(".")
         for cut in range(len(parts), 0, -1):
-            view = self.other(".".join(parts[:cut]))
+            view = self.other(".".join(parts[:cut]), parts[cut] if cut < len(parts) else None)
             if view is None:
                 continue
             rest = parts[cut:]
@@ -667,14 +675,22 @@ def _bound_names(small: cst.BaseSmallStatement) -> Iterator[tuple[str, cst.BaseE
 
 def _own_nodes(function: cst.FunctionDef, kind: type) -> Iterator[Any]:
     """Nodes of ``kind`` in the def's body, not inside nested defs, lambdas or classes."""
+    return (node for node in _own_node_list(function) if isinstance(node, kind))
+
+
+@functools.lru_cache(maxsize=4096)
+def _own_node_list(function: cst.FunctionDef) -> tuple[cst.CSTNode, ...]:
+    """Every node of the def's body outside nested defs, lambdas and classes: asked
+    again for every attribute a question follows, so listed once per def."""
+    found: list[cst.CSTNode] = []
     stack: list[cst.CSTNode] = [function.body]
     while stack:
         node = stack.pop()
-        if isinstance(node, kind):
-            yield node
-        for child in node.children:
+        found.append(node)
+        for child in children(node):
             if not isinstance(child, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
                 stack.append(child)
+    return tuple(found)
 
 
 def _attribute_targets(function: cst.FunctionDef) -> Iterator[tuple[cst.Attribute, Any]]:

@@ -79,7 +79,7 @@ from autosig.analysis.tf_apis import (
 from autosig.analysis.tf_objects import method_of
 from autosig.analysis.tf_random_apis import draws_per_trace
 from autosig.analysis.trace_state import StateChange, StateKind, StateRead, state_changes
-from autosig.source.metadata import iter_tree
+from autosig.source.metadata import children, iter_tree
 from autosig.source.project_modules import ModuleResolver
 
 ReadKind = Literal["control", "python", "tf", "callee"]
@@ -453,7 +453,7 @@ class _FunctionWalk:
         """The class of the instance ``self`` is in this method (its own, or a subclass's)."""
         self.parents: dict[cst.CSTNode, cst.CSTNode] = {}
         for node in iter_tree(function):
-            for child in node.children:
+            for child in children(node):
                 self.parents[child] = node
         self.taint: dict[str, Taint] = {k: dict(v) for k, v in params.items()}
         self.shapes: dict[str, Taint] = dict(shapes or {})
@@ -629,7 +629,7 @@ class _FunctionWalk:
         if isinstance(node, (cst.Lambda, cst.FunctionDef)):
             return {}
         out: Taint = {}
-        for child in node.children:
+        for child in children(node):
             for param in self.taint_of(child):
                 out[param] = False
         return out
@@ -712,7 +712,7 @@ class _FunctionWalk:
                     self._state(node, name, "global", name, view)
             elif source is QualifiedNameSource.IMPORT:
                 module, _, attribute = qualified.rpartition(".")
-                other = view.other(module) if module else None
+                other = view.other(module, attribute) if module else None
                 if other is not None and other.is_bound_at_module_level(attribute):
                     self._state(node, name, "imported", attribute, other)
 
@@ -740,7 +740,7 @@ class _FunctionWalk:
             return
         for qualified, source in self.t.names(value):
             if source is QualifiedNameSource.IMPORT:
-                other = view.other(qualified)
+                other = view.other(qualified, attribute)
                 if other is not None and other.is_bound_at_module_level(attribute):
                     code = f"{value.value}.{attribute}"
                     self._state(node, code, "global", attribute, other)

@@ -37,6 +37,7 @@ from libcst.metadata import QualifiedNameSource
 from autosig.analysis.attribute_writes import MUTATING_FUNCTIONS, MUTATING_METHODS
 from autosig.analysis.module_view import Env, ModuleView, ProjectClass
 from autosig.analysis.project_writes import OtherFiles
+from autosig.source.metadata import children
 
 StateKind = Literal["global", "imported", "attribute"]
 """``global``: a module-level variable read through its module (``TEMPERATURE``,
@@ -302,7 +303,7 @@ def _global_of(value: cst.BaseExpression, env: Env) -> tuple[ModuleView, str] | 
                 return view, qualified
         elif source is QualifiedNameSource.IMPORT:
             module, _, name = qualified.rpartition(".")
-            other = view.other(module) if module else None
+            other = view.other(module, name) if module else None
             if other is not None and other.bindings(name):
                 return other, name
     return None
@@ -480,13 +481,13 @@ def _own(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
     while stack:
         current = stack.pop()
         yield current
-        for child in current.children:
+        for child in children(current):
             if not isinstance(child, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
                 stack.append(child)
 
 
 def _nested_defs(node: cst.CSTNode) -> Iterator[cst.FunctionDef]:
-    stack = list(node.children)
+    stack = list(children(node))
     while stack:
         current = stack.pop()
         if isinstance(current, cst.FunctionDef):
@@ -494,4 +495,4 @@ def _nested_defs(node: cst.CSTNode) -> Iterator[cst.FunctionDef]:
             continue
         if isinstance(current, (cst.Lambda, cst.ClassDef)):
             continue
-        stack.extend(current.children)
+        stack.extend(children(current))
