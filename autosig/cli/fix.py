@@ -247,28 +247,12 @@ def command(
         except AutosigError as exc:
             errors.append(exc)
     if not dry_run:
-        written: list[tuple[FixFile, FixResult]] = []
-        for file, result in by_file:
-            if not result.changed:
-                written.append((file, result))
-                continue
-            try:
-                write_source(file.source, result.new_text)
-                written.append((file, result))
-            except AutosigError as exc:
-                errors.append(exc)
-        by_file = written
+        by_file = _write(by_file, errors)
 
     results_only = [result for _, result in by_file]
     mark_unhelped(plan, {file.profile_rel: result for file, result in by_file})
     errors.extend(_stale_errors(results_only, profile_path))
-    for file, result in by_file:  # report lines are lines of the files as they now are
-        if dry_run:
-            result.findings = _on_disk(result.findings, file.source.text, result)
-            result.left = _left_on_disk(result.left, file.source.text, result)
-        else:
-            result.findings = _in_written(result.findings, file.source.text, result)
-            result.left = _left_in_written(result.left, file.source.text, result)
+    _place_report_lines(by_file, dry_run)
     remaining = [finding for _, result in by_file for finding in result.findings]
     if show_diff and output_format == "json":
         click.echo(_diff_json(diff, remaining, errors), nl=False)
@@ -311,6 +295,35 @@ def command(
     if patch_out is not None:
         sys.exit(EXIT_OK)  # the patch is written: 'fix --patch-out P && autosig apply P'
     sys.exit(EXIT_FINDINGS if any(problems_left(result) for result in results_only) else EXIT_OK)
+
+
+def _write(
+    by_file: list[tuple[FixFile, FixResult]], errors: list[AutosigError]
+) -> list[tuple[FixFile, FixResult]]:
+    """Write every changed file (atomically); the files written or unchanged."""
+    written: list[tuple[FixFile, FixResult]] = []
+    for file, result in by_file:
+        if not result.changed:
+            written.append((file, result))
+            continue
+        try:
+            write_source(file.source, result.new_text)
+            written.append((file, result))
+        except AutosigError as exc:
+            errors.append(exc)
+    return written
+
+
+def _place_report_lines(by_file: list[tuple[FixFile, FixResult]], dry_run: bool) -> None:
+    """Report lines are lines of the files as they now are: on disk for a dry run,
+    as written otherwise."""
+    for file, result in by_file:
+        if dry_run:
+            result.findings = _on_disk(result.findings, file.source.text, result)
+            result.left = _left_on_disk(result.left, file.source.text, result)
+        else:
+            result.findings = _in_written(result.findings, file.source.text, result)
+            result.left = _left_in_written(result.left, file.source.text, result)
 
 
 def _from_profile(finding: Finding) -> bool:
