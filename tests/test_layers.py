@@ -272,10 +272,6 @@ entries, may be filtered anywhere)."""
 
 ENTRY_FIELDS = frozenset({"action", "params", "safety", "call_sites", "build_first"})
 
-STILL_PREDICTING = {"autosig.explain.advice"}
-"""``explain`` still adjusts the plan to predict the engine (AS107's static
-``reduce_retracing``, codes turned off); stage 2 of issue 23 has it run the engine dry."""
-
 
 def plan_decisions(path: Path, root: Path = ROOT) -> list[str]:
     """Where a module makes part of a plan: builds one of ``PLAN_PARTS`` or replaces a
@@ -298,7 +294,7 @@ def test_only_inference_builds_a_plan() -> None:
     wrong = []
     for path in sorted((ROOT / "autosig").rglob("*.py")):
         module = module_name(path, ROOT)
-        if package_of(module) == "infer" or module in STILL_PREDICTING:
+        if package_of(module) == "infer":
             continue
         wrong.extend(plan_decisions(path))
     assert wrong == []

@@ -116,20 +116,11 @@ def test_rule_metadata_read_from_source_equals_the_imported_rules() -> None:
     assert [type(r) for r in registry.select_rules()] == list(registry.ALL_RULES)
 
 
-def test_the_summary_codes_are_the_engines() -> None:
-    from autosig.rewrite import engine, summary
+def test_every_plan_fix_kind_loads_with_its_registered_code() -> None:
+    from autosig.rewrite import fix_kinds
 
-    assert (
-        summary.SIGNATURE,
-        summary.REDUCE_RETRACING,
-        summary.CALL_SITE,
-        summary.OPTIMIZER_BUILD,
-    ) == (
-        engine.SIGNATURE,
-        engine.REDUCE_RETRACING,
-        engine.CALL_SITE,
-        engine.OPTIMIZER_BUILD,
-    )
+    assert [kind.code for kind in fix_kinds.kinds()] == [e.code for e in fix_kinds.PLAN_FIXES]
+    assert len({e.code for e in fix_kinds.PLAN_FIXES}) == len(fix_kinds.PLAN_FIXES)
 
 
 @pytest.mark.tf

@@ -6,17 +6,17 @@ source; a function changed since profiling is refused on its own and the rest is
 still fixed. Only files reached from the PATH arguments are ever written, each
 atomically, and a file that fails to read or parse is reported and left as it was.
 
-One module, because it is one command's orchestration: reading the profile and mapping
-its paths to the tree, planning, fixing in worker processes, the --verify gate and the
-report all share the per-file state of one run (the stages themselves live in rewrite/
-and verify/).
+What one run resolves once (the profile, its root, the inference options, the plan)
+and fixing in worker processes is ``rewrite.session.FixSession``; this module reads the
+options, collects the files, drives the session and the --verify gate, writes and
+prints (the stages themselves live in rewrite/ and verify/).
 """
 
 from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -31,16 +31,11 @@ from autosig.cli.common_options import (
 from autosig.cli.interrupt import interruptible
 from autosig.errors import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, AutosigError
 from autosig.infer.plan import Plan
-from autosig.profile.format import candidate_roots, load_profile
 from autosig.report.findings import finding_json, format_error, render_findings, skipped_phrase
-from autosig.rewrite.batch import FixTask, fix_all, fix_task, plan_for
-from autosig.rewrite.call_site_report import (
-    call_site_paths,
-    callee_sources,
-    mark_unhelped,
-    outside_lines,
-)
+from autosig.rewrite.batch import FixTask, fix_task, plan_for
+from autosig.rewrite.call_site_report import mark_unhelped, outside_lines
 from autosig.rewrite.patch import display_path, unified_diff, write_patch
+from autosig.rewrite.session import FixFile, FixSession
 from autosig.rewrite.summary import file_summary, patch_header, problems_left, total_summary
 from autosig.rules.checker import require_runnable_rules
 from autosig.rules.registry import select_rules
@@ -57,19 +52,6 @@ from autosig.source.sites import Finding
 
 if TYPE_CHECKING:
     from autosig.rewrite.engine import FixResult
-
-
-@dataclass
-class _File:
-    """One file reached from the PATH arguments, read and ready to fix."""
-
-    source: SourceFile
-    display: str
-    """Path as shown and written in diffs: relative to the current directory."""
-    profile_rel: str
-    """Path as the profile names it: relative to the profile's project root."""
-    select: tuple[str, ...] | None
-    ignore: tuple[str, ...]
 
 
 @click.command(
@@ -200,7 +182,7 @@ def command(
         )
     errors: list[AutosigError] = []
     limit = config.max_file_size if max_file_size is None else max_file_size
-    others: list[_File] = []  # files without a tf.function: call sites of a profile's plan?
+    others: list[FixFile] = []  # files without a tf.function: call sites of a profile's plan?
     files, seen, skipped = _collect(
         paths,
         config,
@@ -213,29 +195,27 @@ def command(
         others if profile_path is not None else None,
     )
 
-    plan: Plan | None = None
-    profile = None
-    root = Path.cwd()
+    session = FixSession(config, unsafe, relax, warn=lambda line: click.echo(line, err=True))
     if profile_path is not None:
         try:
-            profile, root, plan = _plan(
-                profile_path,
-                files,
-                config,
-                relax,
-                select,
-                ignore,
-                try_uncertain=verify and unsafe,  # an unsafe fix: evidence, not proof
-                others=others,
+            files.extend(
+                session.plan_profile(
+                    profile_path,
+                    files,
+                    select,
+                    ignore,
+                    try_uncertain=verify and unsafe,  # an unsafe fix: evidence, not proof
+                    others=others,
+                )
             )
         except AutosigError as exc:
             _fail(exc)
-        files.extend(_call_site_files(others, plan, root))
+    plan = session.plan
 
     if seen == 0 and not errors and not quiet:  # as check says it
         click.echo("warning: no Python files found under the given paths", err=True)
-    results = _fix_all(files, plan, unsafe, jobs if jobs is not None else config.jobs, quiet)
-    by_file: list[tuple[_File, FixResult]] = []
+    results = session.fix(files, jobs if jobs is not None else config.jobs, progress=not quiet)
+    by_file: list[tuple[FixFile, FixResult]] = []
     for file, outcome in zip(files, results, strict=True):
         if isinstance(outcome, AutosigError):
             errors.append(outcome)
@@ -246,7 +226,7 @@ def command(
     if verify:
         with interruptible("stopped the workload; nothing was written"):
             try:
-                verification = _gate(profile, root, plan, by_file, unsafe, config, relax, errors)
+                verification = _gate(session, by_file, errors)
             except AutosigError as exc:
                 _fail(exc)
 
@@ -267,28 +247,12 @@ def command(
         except AutosigError as exc:
             errors.append(exc)
     if not dry_run:
-        written: list[tuple[_File, FixResult]] = []
-        for file, result in by_file:
-            if not result.changed:
-                written.append((file, result))
-                continue
-            try:
-                write_source(file.source, result.new_text)
-                written.append((file, result))
-            except AutosigError as exc:
-                errors.append(exc)
-        by_file = written
+        by_file = _write(by_file, errors)
 
     results_only = [result for _, result in by_file]
     mark_unhelped(plan, {file.profile_rel: result for file, result in by_file})
     errors.extend(_stale_errors(results_only, profile_path))
-    for file, result in by_file:  # report lines are lines of the files as they now are
-        if dry_run:
-            result.findings = _on_disk(result.findings, file.source.text, result)
-            result.left = _left_on_disk(result.left, file.source.text, result)
-        else:
-            result.findings = _in_written(result.findings, file.source.text, result)
-            result.left = _left_in_written(result.left, file.source.text, result)
+    _place_report_lines(by_file, dry_run)
     remaining = [finding for _, result in by_file for finding in result.findings]
     if show_diff and output_format == "json":
         click.echo(_diff_json(diff, remaining, errors), nl=False)
@@ -307,7 +271,7 @@ def command(
         for _, result in by_file:
             for line in file_summary(result, written=not dry_run, static=show_diff):
                 click.echo(line, err=True)
-        for line in _library_notes(profile, plan):
+        for line in session.library_notes():
             click.echo(line, err=True)
         for line in outside_lines(plan, (file.profile_rel for file in files)):
             click.echo(line, err=True)
@@ -331,6 +295,35 @@ def command(
     if patch_out is not None:
         sys.exit(EXIT_OK)  # the patch is written: 'fix --patch-out P && autosig apply P'
     sys.exit(EXIT_FINDINGS if any(problems_left(result) for result in results_only) else EXIT_OK)
+
+
+def _write(
+    by_file: list[tuple[FixFile, FixResult]], errors: list[AutosigError]
+) -> list[tuple[FixFile, FixResult]]:
+    """Write every changed file (atomically); the files written or unchanged."""
+    written: list[tuple[FixFile, FixResult]] = []
+    for file, result in by_file:
+        if not result.changed:
+            written.append((file, result))
+            continue
+        try:
+            write_source(file.source, result.new_text)
+            written.append((file, result))
+        except AutosigError as exc:
+            errors.append(exc)
+    return written
+
+
+def _place_report_lines(by_file: list[tuple[FixFile, FixResult]], dry_run: bool) -> None:
+    """Report lines are lines of the files as they now are: on disk for a dry run,
+    as written otherwise."""
+    for file, result in by_file:
+        if dry_run:
+            result.findings = _on_disk(result.findings, file.source.text, result)
+            result.left = _left_on_disk(result.left, file.source.text, result)
+        else:
+            result.findings = _in_written(result.findings, file.source.text, result)
+            result.left = _left_in_written(result.left, file.source.text, result)
 
 
 def _from_profile(finding: Finding) -> bool:
@@ -522,8 +515,8 @@ def _collect(
     errors: list[AutosigError],
     max_file_size: int,
     quiet: bool,
-    others: list[_File] | None = None,
-) -> tuple[list[_File], int, list[SizeNotice]]:
+    others: list[FixFile] | None = None,
+) -> tuple[list[FixFile], int, list[SizeNotice]]:
     """Every Python file under ``paths`` that may hold a tf.function, read (the collector
     ``check`` uses too: ``source.collect``); how many Python files there were in all; and
     those skipped.
@@ -556,183 +549,24 @@ def _collect(
     return files, found.seen, found.skipped
 
 
-def _read(collected: Sequence[CollectedFile], errors: list[AutosigError]) -> list[_File]:
+def _read(collected: Sequence[CollectedFile], errors: list[AutosigError]) -> list[FixFile]:
     """The collected files as sources to fix (decoding errors go to ``errors``)."""
-    files: list[_File] = []
+    files: list[FixFile] = []
     for item in collected:
         try:
             source = read_source(item.path, item.data)
         except AutosigError as exc:
             errors.append(exc)
             continue
-        files.append(_File(source, display_path(item.path), "", item.select, item.ignore))
+        files.append(FixFile(source, display_path(item.path), "", item.select, item.ignore))
     return files
-
-
-def profile_relative(path: Path, root: Path) -> str:
-    """How a profile names ``path``: relative to its project root, absolute outside it."""
-    resolved = path.resolve()
-    try:
-        return resolved.relative_to(root.resolve()).as_posix()
-    except ValueError:
-        return resolved.as_posix()
-
-
-# -- planning --------------------------------------------------------------------------
-
-
-def _plan(
-    profile_path: Path,
-    files: list[_File],
-    config: Config,
-    relax: str | None,
-    select: tuple[str, ...] | None,
-    ignore: tuple[str, ...] | None,
-    try_uncertain: bool = False,
-    others: Sequence[_File] = (),
-) -> tuple[Any, Path, Plan | None]:
-    """Load the profile and plan every profiled function in the files being fixed.
-
-    ``try_uncertain`` (``--verify --unsafe-fixes``): tensorize Python values the analysis
-    cannot decide, as unsafe fixes;
-    verification keeps or drops them (``autosig.infer.python_params``, undecided). ``others``:
-    the files being fixed that hold no tf.function. A function outside the files being
-    fixed whose recorded calls are in them is planned too (its file read, never
-    written), for those calls only.
-    """
-    # inference imports libcst: only a run with a profile needs it
-    from autosig.infer.planning import keep_codes, plan_fixes, selected_profile_codes
-
-    profile = load_profile(profile_path)
-    note = profile.partial_note()
-    if note is not None:
-        click.echo(f"autosig: warning: {profile_path}: {note}", err=True)
-    root = _profile_root(profile, profile_path, [*files, *others], config)
-    for file in [*files, *others]:
-        file.profile_rel = profile_relative(file.source.path, root)
-    sources = {file.profile_rel: file.source.text for file in files}
-    fixed = {file.profile_rel for file in [*files, *others]}
-    callees = callee_sources(profile, root, fixed, sources)
-    everything = {**callees, **sources}
-    options = _infer_options(config, relax, root, try_uncertain)
-    plan = plan_fixes(profile, everything, options)
-    plan = Plan([e for e in plan.functions if e.path not in callees or e.call_sites is not None])
-    codes = selected_profile_codes(
-        select if select is not None else config.select, tuple(config.ignore) + tuple(ignore or ())
-    )
-    return profile, root, keep_codes(plan, codes)
-
-
-def _library_notes(profile: Any, plan: Plan | None) -> list[str]:
-    """What to change in the calling code for library functions that retraced.
-
-    Their source (Keras' train_function, ...) is not the user's to rewrite, so the
-    recommendation inference made for them is printed instead of a diff.
-    """
-    if profile is None or plan is None:
-        return []
-    lines: list[str] = []
-    for record in profile.functions:
-        if record.editable or record.traces <= 1:
-            continue
-        entry = plan.for_site(record.path or "", record.qualname, record.line)
-        reasons = list(entry.reasons) if entry is not None else []
-        lines.append(
-            f"{record.qualname} (library code, not rewritten): "
-            f"{record.traces} traces for {record.calls} calls"
-        )
-        where = record.path or ""
-        short = where.split("site-packages/")[-1].split("dist-packages/")[-1]
-        lines.extend(
-            f"  - {reason.replace(where, short) if where else reason}"
-            for reason in dict.fromkeys(reasons)
-        )
-    return lines
-
-
-def _profile_root(profile: Any, profile_path: Path, files: list[_File], config: Config) -> Path:
-    """The directory the profile's relative paths are relative to, for these files.
-
-    ``profile.format.candidate_roots`` first (the folder holding ``.autosig/``, the
-    recorded root, the current directory), then the profile's own folder and the config
-    root. When no candidate puts any profiled function in the files being fixed, say so
-    instead of silently making only static fixes.
-    """
-    extra = [profile_path.resolve().parent, config.root]
-    candidates = list(dict.fromkeys([*candidate_roots(profile, profile_path), *extra]))
-    profiled = {f.path for f in profile.functions if f.editable and f.path}
-    profiled |= {  # files that only call a profiled function (call-site fixes)
-        s.path for f in profile.functions if f.editable for s in f.call_sites if s.path
-    }
-    for candidate in candidates:
-        if any(profile_relative(file.source.path, candidate) in profiled for file in files):
-            return candidate
-    if profiled and files:
-        click.echo(
-            f"autosig: warning: {profile_path}: none of its {len(profiled)} profiled "
-            f"function files are among the files being fixed (recorded in "
-            f"{profile.project_root or 'an unknown directory'}); only static fixes are made",
-            err=True,
-        )
-    return candidates[0]
-
-
-def _infer_options(
-    config: Config, relax: str | None, root: Path, try_uncertain: bool = False
-) -> Any:
-    """Shape policy: a per-function/parameter config override, else --relax, else config."""
-    # libcst: only a run with a profile needs it
-    from autosig.infer.observations import InferOptions
-
-    options = InferOptions.from_config(config, root, relax)
-    return replace(options, try_uncertain=try_uncertain)
-
-
-# -- fixing ----------------------------------------------------------------------------
-
-
-def _fix_all(
-    files: list[_File], plan: Plan | None, unsafe: bool, jobs: int | None, quiet: bool
-) -> list[FixResult | AutosigError]:
-    """Fix every file (``rewrite.batch``: in worker processes when there are enough)."""
-    tasks = [
-        FixTask(
-            display=file.display,
-            text=file.source.text,
-            profile_rel=file.profile_rel or file.display,
-            select=file.select,
-            ignore=file.ignore,
-            unsafe_fixes=unsafe,
-            plan=plan_for(plan, file.profile_rel),
-        )
-        for file in files
-    ]
-    return fix_all(tasks, jobs, progress=not quiet)
-
-
-def _call_site_files(others: list[_File], plan: Plan | None, root: Path) -> list[_File]:
-    """The files the prefilter left out that hold a planned call site."""
-    wanted = call_site_paths(plan)
-    out = []
-    for file in others:
-        file.profile_rel = profile_relative(file.source.path, root)
-        if file.profile_rel in wanted:
-            out.append(file)
-    return out
 
 
 # -- verification ----------------------------------------------------------------------
 
 
 def _gate(
-    profile: Any,
-    root: Path,
-    plan: Plan | None,
-    by_file: list[tuple[_File, FixResult]],
-    unsafe: bool,
-    config: Config,
-    relax: str | None,
-    errors: list[AutosigError],
+    session: FixSession, by_file: list[tuple[FixFile, FixResult]], errors: list[AutosigError]
 ) -> tuple[int, int, int]:
     """Replace each result by what verified (``autosig.verify.gate``); withhold the rest.
 
@@ -750,13 +584,14 @@ def _gate(
 
     files = {file.profile_rel: (file, result) for file, result in by_file}
     rules = {rel: select_rules(file.select, file.ignore) for rel, (file, _) in files.items()}
+    unsafe = session.unsafe
     gated = gate_fixes(
-        profile,
-        root,
+        session.profile,
+        session.root,
         unsafe_fixes=unsafe,
-        infer_options=_infer_options(config, relax, root, try_uncertain=unsafe),
+        infer_options=session.options,  # try_uncertain: --verify and --unsafe-fixes
         rules_for=lambda rel: rules.get(rel, []),
-        plan=plan if plan is not None else Plan(),  # no profile codes selected: none
+        plan=session.plan if session.plan is not None else Plan(),  # no profile codes: none
         sources={rel: file.source.text for rel, (file, _) in files.items()},
     )
     report = gated.report
@@ -804,7 +639,7 @@ def _gate(
 
 
 def _report_kept(
-    file: _File,
+    file: FixFile,
     result: FixResult,
     plan: Plan,
     rules: Sequence[Any],

@@ -3,28 +3,34 @@
 For every profiled function whose source file is found (under the profile's candidate
 roots), the plan is made by the same function fix plans with
 (``infer.planning.plan_fixes``), on the current source and with the config governing
-it, so explain repeats fix's decision instead of guessing. Static: no TensorFlow, no
+it, and the fix engine runs on it dry (``rewrite.engine.fix_text``, nothing written),
+so explain tells fix's own outcome instead of predicting it. Static: no TensorFlow, no
 user code.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 from autosig.errors import AutosigError
 from autosig.infer.observations import InferOptions
-from autosig.infer.plan import FunctionPlan
-from autosig.infer.planning import plan_fixes, selected_profile_codes
+from autosig.infer.plan import FunctionPlan, Plan
+from autosig.infer.planning import (
+    PROFILE_CODES_OFF,
+    STATIC_ONLY,
+    as_fix_applies,
+    plan_fixes,
+    selected_profile_codes,
+)
 from autosig.profile.format import FunctionRecord, Profile, candidate_roots
-from autosig.rules.run import check_text
-from autosig.source.codes import selected_codes
+from autosig.rewrite.engine import fix_text
+from autosig.rules.registry import select_rules
 from autosig.source.config import load_config
 from autosig.source.files import read_source
 
-PROFILE_CODES_OFF = "the profile rules (AS2xx) are not selected in the config"
-STATIC_ONLY = "only the static fix AS107 applies"
+__all__ = ["PROFILE_CODES_OFF", "STATIC_ONLY", "fix_plans"]
 
 Key = tuple[str | None, str, int]
 """A profiled function: ``FunctionRecord.key``."""
@@ -66,31 +72,16 @@ def fix_plans(
             if warn is not None:
                 warn(f"{exc.path or path}: {exc.message}; the fix advice for {rel} is generic")
             continue
-        static = _static_reduce_retracing(text, rel, settings)
+        static = _static_reduce_retracing(text, rel, plan, settings)
         for record in records:
             entry = plan.for_site(rel, record.qualname, record.line)
             if entry is None:
                 continue
-            planned = entry.action != "none" or entry.call_sites is not None
-            if not settings.profile_codes and planned:
-                entry = replace(
-                    entry,
-                    action="none",
-                    reasons=(PROFILE_CODES_OFF,),
-                    blockers=(),
-                    call_sites=None,
-                )
-            if (
-                entry.action == "none"
-                and entry.call_sites is None  # the plan rewrites its calls: AS107 stays out
-                and (entry.qualname, entry.line) in static
-            ):
-                entry = replace(
-                    entry,
-                    action="reduce_retracing",
-                    reasons=(*entry.reasons, STATIC_ONLY),
-                )
-            plans[record.key] = entry
+            plans[record.key] = as_fix_applies(
+                entry,
+                profile_codes=settings.profile_codes,
+                static_reduce=(entry.qualname, entry.line) in static,
+            )
     return plans
 
 
@@ -130,20 +121,23 @@ class _FixSettings:
         )
 
 
-def _static_reduce_retracing(text: str, rel: str, settings: _FixSettings) -> set[tuple[str, int]]:
-    """(qualname, line) of the functions fix's AS107 rule gives reduce_retracing=True
-    (a fix it applies: a safe one, or an unsafe one when the config allows them)."""
-    if "AS107" not in selected_codes(settings.static_select, settings.static_ignore):
-        return set()
+def _static_reduce_retracing(
+    text: str, rel: str, plan: Plan, settings: _FixSettings
+) -> set[tuple[str, int]]:
+    """(qualname, line) of the functions the fix engine, run dry as ``fix --profile``
+    runs it here, gives reduce_retracing=True by the static rule AS107."""
     try:
-        findings = check_text(text, rel, select=("AS107",))
+        result = fix_text(
+            text,
+            rel,
+            plan=plan if settings.profile_codes else None,
+            rules=select_rules(settings.static_select, settings.static_ignore),
+            unsafe_fixes=settings.unsafe_fixes,
+        )
     except AutosigError:
         return set()
     return {
-        (f.function, f.line)
-        for f in findings
-        if f.code == "AS107"
-        and f.fixable
-        and f.function is not None
-        and (f.fix_safety != "unsafe" or settings.unsafe_fixes)
+        (fix.qualname, fix.line)
+        for fix in result.applied
+        if fix.code == "AS107" and fix.qualname is not None
     }

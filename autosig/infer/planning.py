@@ -12,7 +12,7 @@ from dataclasses import replace
 
 from autosig.infer.build_first import with_builds
 from autosig.infer.observations import InferOptions
-from autosig.infer.plan import Plan
+from autosig.infer.plan import FunctionPlan, Plan
 from autosig.infer.planner import infer_plan
 from autosig.profile.format import Profile
 from autosig.source.codes import selected_codes
@@ -110,3 +110,27 @@ def honour_plan_suppressions(plan: Plan, sources: Mapping[str, str]) -> Plan:
             )
         )
     return Plan(out)
+
+
+PROFILE_CODES_OFF = "the profile rules (AS2xx) are not selected in the config"
+STATIC_ONLY = "only the static fix AS107 applies"
+
+
+def as_fix_applies(
+    entry: FunctionPlan, *, profile_codes: bool, static_reduce: bool
+) -> FunctionPlan:
+    """``entry`` as ``fix --profile`` carries it out, for ``explain`` to tell.
+
+    ``profile_codes``: some AS2xx code is selected, so fix applies the plan at all;
+    ``static_reduce``: the fix engine's dry run gave the function ``reduce_retracing=True``
+    by the static rule AS107 (a stale profile, profile codes off ...): then that is
+    fix's whole outcome for it.
+    """
+    planned = entry.action != "none" or entry.call_sites is not None
+    if not profile_codes and planned:
+        entry = replace(
+            entry, action="none", reasons=(PROFILE_CODES_OFF,), blockers=(), call_sites=None
+        )
+    if static_reduce and entry.action == "none" and entry.call_sites is None:
+        entry = replace(entry, action="reduce_retracing", reasons=(*entry.reasons, STATIC_ONLY))
+    return entry

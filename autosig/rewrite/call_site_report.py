@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from autosig.infer.plan import FunctionPlan, Plan, constant_text, sites_text
 from autosig.profile.format import Profile
-from autosig.rewrite.summary import CALL_SITE
+from autosig.rewrite.fix_kinds import CALL_SITE
 
 if TYPE_CHECKING:
     from autosig.rewrite.engine import FixResult

@@ -1,4 +1,4 @@
-"""The engine's hook for ``optimizer.build(...)``: one plan entry in, one candidate edit out.
+"""The plan fix ``optimizer_build``: ``optimizer.build(...)`` before the first call.
 
 The plan (``autosig.infer.build_first``) says a function created variables on its
 first call and that a build can be written; the edit itself is found again on each
@@ -8,52 +8,78 @@ passes. Once inserted, the next pass finds the optimizer built and adds nothing.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Sequence
 
 from autosig.analysis.optimizer_build import OptimizerBuild, plan_optimizer_build
 from autosig.infer.plan import FunctionPlan
+from autosig.rewrite.plan_fix import (
+    UNSAFE_NOT_APPLIED,
+    Account,
+    AppliedFix,
+    FixOptions,
+    Outcome,
+    PlanFix,
+    SiteFix,
+)
 from autosig.rules.context import RuleContext
 from autosig.rules.violation import Violation
 from autosig.source.discover import FunctionSite
+from autosig.source.sites import FixSafety
 from autosig.source.skeleton import Keep
-
-OPTIMIZER_BUILD_KEEPS = frozenset({Keep.ATTRIBUTE_WRITERS})
-"""What the skeleton ``fix`` parses must keep for this fix: every ``.trainable`` store and
-``M.add``/``M.pop`` in the file (``analysis/optimizer_build.py`` refuses on them)."""
+from autosig.text import plural
 
 
-@dataclass(frozen=True)
-class BuildEdit:
-    """The candidate edit, with what the summary says about it."""
+class OptimizerBuildFix(PlanFix):
+    code = "optimizer_build"
+    skeleton_keeps = frozenset({Keep.ATTRIBUTE_WRITERS})
+    """Every ``.trainable`` store and ``M.add``/``M.pop`` in the file
+    (``analysis/optimizer_build.py`` refuses on them)."""
 
-    violation: Violation
-    line: int
-    description: str
-    why_unsafe: str | None = None
-    """Set when another file of the project may change which variables are trainable."""
+    def fix_site(
+        self, ctx: RuleContext, site: FunctionSite, entry: FunctionPlan, options: FixOptions
+    ) -> SiteFix | None:
+        build = entry.build_first
+        if build is None or build.statement is None or site.function is None:
+            return None
+        if site.site.qualname in options.untouched:
+            return None
+        found = plan_optimizer_build(ctx, site.function)
+        if not isinstance(found, OptimizerBuild):
+            return None  # built already (an earlier pass), or the file changed meanwhile
+        why_unsafe = _trainable_elsewhere(ctx)
+        if why_unsafe and not options.unsafe_fixes:
+            return SiteFix(
+                said=f"{entry.qualname} (line {entry.line}): optimizer.build not inserted: "
+                f"{UNSAFE_NOT_APPLIED}: {why_unsafe}"
+            )
+        description = (
+            f"{found.describe()}: the optimizer's variables exist before the first call, which "
+            f"traced {build.retraces + 1} times for it"
+        )
+        if why_unsafe:
+            description += f" (unsafe: {why_unsafe})"
+        violation = Violation(
+            node=found.anchor,
+            message="optimizer_build",
+            edits=dict(found.edits),
+            function=site.site.qualname,
+        )
+        safety: FixSafety = "unsafe" if why_unsafe else "safe"
+        fix = AppliedFix(self.code, site.site.qualname, found.line, safety, description)
+        return SiteFix(violation, fix)
 
-
-def optimizer_build_fix(
-    ctx: RuleContext, site: FunctionSite, entry: FunctionPlan
-) -> BuildEdit | None:
-    """The edit inserting the build for ``site``; None when there is none."""
-    build = entry.build_first
-    if build is None or build.statement is None or site.function is None:
+    def account(self, outcome: Outcome) -> Account | None:
+        entry = outcome.entry
+        built = (entry.qualname, self.code) in outcome.done
+        if built and entry.build_first is not None and entry.build_first.only_cause:
+            return Account()  # its only retrace came from the optimizer's variables, built now
         return None
-    found = plan_optimizer_build(ctx, site.function)
-    if not isinstance(found, OptimizerBuild):
-        return None  # built already (an earlier pass), or the file changed meanwhile
-    description = (
-        f"{found.describe()}: the optimizer's variables exist before the first call, which "
-        f"traced {build.retraces + 1} times for it"
-    )
-    violation = Violation(
-        node=found.anchor,
-        message="optimizer_build",
-        edits=dict(found.edits),
-        function=site.site.qualname,
-    )
-    return BuildEdit(violation, found.line, description, _trainable_elsewhere(ctx))
+
+    def label(self, names: Sequence[str]) -> str:
+        return f"optimizer.build(...) before the first call of {', '.join(names)}"
+
+    def total(self, count: int) -> str:
+        return f"{plural(count, 'optimizer')} built before the first step"
 
 
 def _trainable_elsewhere(ctx: RuleContext) -> str | None:

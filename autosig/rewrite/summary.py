@@ -11,17 +11,13 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from autosig.rewrite import fix_kinds
 from autosig.text import plural
 
 if TYPE_CHECKING:  # the engine imports libcst: 'fix' with nothing to parse never needs it
-    from autosig.rewrite.engine import AppliedFix, FixResult
+    from autosig.rewrite.engine import FixResult
+    from autosig.rewrite.plan_fix import AppliedFix, PlanFix
     from autosig.source.sites import Finding
-
-SIGNATURE = "signature"
-REDUCE_RETRACING = "reduce_retracing"
-CALL_SITE = "call_site"
-OPTIMIZER_BUILD = "optimizer_build"
-"""The engine's codes for profile fixes (``autosig.rewrite.engine``; a test keeps them equal)."""
 
 
 def kept_on_purpose(finding: Finding) -> bool:
@@ -60,28 +56,14 @@ def file_summary(
     left = [item for item in result.left if static or not STATIC_LEFT.match(item)]
     if not result.changed and not left:
         return []
-    parts: list[str] = []
 
     def name(fix: AppliedFix) -> str:
         return (fix.qualname or "?") + (" (unsafe)" if fix.unsafe else "")
 
-    signed = [name(f) for f in result.applied if f.code == SIGNATURE]
-    reduced = [name(f) for f in result.applied if f.code == REDUCE_RETRACING]
-    built = [name(f) for f in result.applied if f.code == OPTIMIZER_BUILD]
+    by_kind = _by_kind(result.applied)
     safe = Counter(f.code for f in result.applied if not f.from_profile and not f.unsafe)
     unsafe = Counter(f.code for f in result.applied if not f.from_profile and f.unsafe)
-    if signed:
-        parts.append(f"input_signature for {', '.join(signed)}")
-    if reduced:
-        parts.append(f"reduce_retracing=True for {', '.join(reduced)}")
-    called = Counter(name(f) for f in result.applied if f.code == CALL_SITE)
-    if called:
-        parts.append(
-            "tensors passed at "
-            + ", ".join(f"{plural(n, 'call site')} of {fn}" for fn, n in called.items())
-        )
-    if built:
-        parts.append(f"optimizer.build(...) before the first call of {', '.join(built)}")
+    parts = [kind.label([name(f) for f in fixes]) for kind, fixes in by_kind]
     if safe:
         parts.append(f"{plural(sum(safe.values()), 'fix', 'fixes')} ({_codes(safe)})")
     if unsafe:
@@ -93,22 +75,27 @@ def file_summary(
         head = f"{result.path}: {verb}: {'; '.join(parts) or 'changes'}"
     else:
         head = f"{result.path}: nothing changed"
-    unsafe_plans = [
-        f"{fix.qualname} (line {fix.line}): {fix.description}"
-        for fix in result.applied
-        if fix.code == SIGNATURE and fix.unsafe  # reduce_retracing's own line says why
+    notes = [
+        (section, note) for kind, fixes in by_kind for f in fixes for section, note in kind.notes(f)
     ]
+    why = [note for section, note in notes if section == "why"]
     rewritten = [
         f"{fix.qualname} (line {fix.line}): {detail}"
         for fix in result.applied
         for detail in fix.details  # static shape reads now tf.shape(), with the signature
     ]
-    calls = [
-        f"line {fix.line}: {fix.description}" + (" (unsafe)" if fix.unsafe else "")
-        for fix in result.applied
-        if fix.code == CALL_SITE
-    ]
-    return [head] + [f"  - {item}" for item in unsafe_plans + rewritten + calls + left]
+    where = [note for section, note in notes if section == "where"]
+    return [head] + [f"  - {item}" for item in why + rewritten + where + left]
+
+
+def _by_kind(applied: Sequence[AppliedFix]) -> list[tuple[PlanFix, list[AppliedFix]]]:
+    """The plan fixes among ``applied`` by kind, in the registry's order (kinds without
+    one left out; none loaded when no plan fix was made)."""
+    planned = [fix for fix in applied if fix.from_profile]
+    if not planned:
+        return []
+    grouped = [(kind, [f for f in planned if f.code == kind.code]) for kind in fix_kinds.kinds()]
+    return [(kind, fixes) for kind, fixes in grouped if fixes]
 
 
 def total_summary(
@@ -127,24 +114,12 @@ def total_summary(
     """
     changed = [r for r in results if r.changed]
     applied = [f for r in results for f in r.applied]
-    signed = sum(1 for f in applied if f.code == SIGNATURE)
-    reduced = sum(1 for f in applied if f.code == REDUCE_RETRACING)
-    called = sum(1 for f in applied if f.code == CALL_SITE)
-    built = sum(1 for f in applied if f.code == OPTIMIZER_BUILD)
     rules = [f for f in applied if not f.from_profile]
     unsafe = sum(1 for f in rules if f.unsafe)
     left = sum(problems_left(r) for r in results)
     on_purpose = sum(1 for r in results for f in r.findings if kept_on_purpose(f))
     if changed:
-        bits = []
-        if signed:
-            bits.append(f"{plural(signed, 'function')} signed")
-        if reduced:
-            bits.append(f"{reduced} reduce_retracing")
-        if called:
-            bits.append(f"{plural(called, 'call site')} passing tensors")
-        if built:
-            bits.append(f"{plural(built, 'optimizer')} built before the first step")
+        bits = [kind.total(len(fixes)) for kind, fixes in _by_kind(applied)]
         if rules:
             fixes = plural(len(rules), "fix", "fixes")
             bits.append(f"{fixes} ({unsafe} unsafe)" if unsafe else fixes)
