@@ -133,7 +133,7 @@ def _plan_function(
         params = tuple(ParamPlan(r.info.name, None, r.evidence) for r in results)
         return FunctionPlan(action="none", params=params, reasons=(reason,), **base)
 
-    decide_python_params(source, site, results, modules, options.try_uncertain)
+    decide_python_params(source, site, results, modules, options.try_uncertain, record.probe)
     policies = {r.info.name: r.relax for r in results}
     shapes = decide_shapes(source, site, record, results, policies, modules)
     distributed = plan_distributed(source, site, record, results, shapes.use)
@@ -157,6 +157,15 @@ def _plan_function(
             reasons.append(
                 "None where no static read was found (batch, method or short-profile "
                 f"dimensions that never varied): {', '.join(shapes.relaxed)}"
+            )
+        reasons.extend(
+            r.probe_reason
+            for r in results
+            if r.probe_reason and r.info.name in decision.signed and r.spec is not None
+        )
+        if shapes.proven:
+            reasons.append(
+                "shapes from the probe traces of the original code: " + "; ".join(shapes.proven)
             )
     tensorized = {p.name for p in call_sites.params} if call_sites is not None else set()
     if tensorized:
