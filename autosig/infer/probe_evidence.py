@@ -167,7 +167,10 @@ def number_proof(evidence: ProbeEvidence | None, name: str) -> NumberProof | Non
             n, "", "probe: the graph does not use it (two dtypes give the same graph)"
         )
     if n.dtype and n.spec_matches:
-        why = f"probe: TensorFlow gave it {n.dtype}, and {n.dtype} scalar spec gives the same graph"
+        why = (
+            f"probe: TensorFlow gave it {n.dtype} in the original graph, and a scalar "
+            f"{n.dtype} spec gives the same graph"
+        )
         return NumberProof(n, n.dtype, why)
     where = f" ({n.where})" if n.where else ""
     reason = _clip(n.reason) if n.reason else "no scalar spec gives the same graph"

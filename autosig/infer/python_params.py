@@ -156,18 +156,18 @@ def _probed_dtype(r: ParamResult, proof: NumberProof | None) -> str | None:
         return None
     name = r.info.name
     if proof.dtype == "":
-        r.probe_reason = f"`{name}` a {python.dtype} scalar spec ({proof.why})"
+        r.probe_reason = f"`{name}`: a scalar {python.dtype} spec ({proof.why})"
         return None
     if proof.dtype is not None:
         dtype = proof.dtype
         if python.dtype == "int64" and dtype == "int32" or proof.evidence.exceeds_int32:
             dtype = "int64" if dtype in ("int32", "int64") else dtype
         python.dtype = dtype
-        r.probe_reason = f"`{name}` a {dtype} scalar spec ({proof.why})"
+        r.probe_reason = f"`{name}`: a scalar {dtype} spec ({proof.why})"
         return dtype
     if python.dtype == "int64" and set(python.types) == {"int"}:
         r.probe_reason = (
-            f"`{name}` an int64 scalar spec: Python computes on it before TensorFlow sees "
+            f"`{name}`: a scalar int64 spec: Python computes on it before TensorFlow sees "
             f"it, exactly as int64 arithmetic does ({proof.why})"
         )
         return None
