@@ -108,11 +108,24 @@ def test_read_stays_fixed_and_unsafe_with_the_probed_line() -> None:
     assert "probe: read (m.py:7: the graph changes)" in plan.warnings[0]
 
 
-def test_a_varied_dimension_the_probes_found_read_blocks_any_relaxed_trace() -> None:
+def test_a_varied_dimension_whose_relaxed_trace_fails_blocks_any_relaxed_trace() -> None:
     error = "TypeError: Failed to convert elements of [None, 1] to Tensor"
-    plan = step_plan(dim("x", 0, "read", 4, varied=True, error=error, where="m.py:7"))
+    read = dim("x", 0, "read", 4, varied=True, error=error, where="m.py:7", relaxed_builds=False)
+    plan = step_plan(read)
     assert plan.action == "none"
     assert "it varies between calls, but the code reads it (probe: read (m.py:7" in plan.reasons[0]
+
+
+def test_a_varied_dimension_read_by_another_graph_makes_the_fix_unsafe() -> None:
+    """The relaxed trace builds, but another size gave another graph: not proven safe."""
+    reason = "the graph for size 5 differs from size 4"
+    read = dim("x", 0, "read", 4, varied=True, reason=reason, where="m.py:7", relaxed_builds=True)
+    plan = step_plan(read, dim("x", 1, "fixed", 8))
+    assert (plan.action, plan.safety) == ("signature", "unsafe")
+    assert (
+        "`x` dimension 0 varies, and a relaxed trace makes it None although probe: read"
+        in (plan.warnings[0])
+    )
 
 
 def test_tied_dimensions_are_relaxed_only_together() -> None:

@@ -23,7 +23,7 @@ from autosig.analysis.shape_reads import ShapeRead, ShapeUse, autograph_enabled,
 from autosig.analysis.trace_state import state_reason
 from autosig.infer.observations import ParamResult
 from autosig.infer.plan import Blocker, ShapeRewrite
-from autosig.infer.probe_evidence import DimProof, dim_proof, read_line, tie_label
+from autosig.infer.probe_evidence import DimProof, dim_proof, tie_label
 from autosig.infer.shape_rewrites import choose_rewrites
 from autosig.infer.specs import (
     DictNode,
@@ -66,6 +66,9 @@ class ShapeDecision:
     """Dimensions kept fixed without proof: the signature is an unsafe fix."""
     relaxed: list[str] = field(default_factory=list)
     """Dimensions freed because no static read of them was found (for the evidence)."""
+    relaxed_warnings: list[str] = field(default_factory=list)
+    """Varied dimensions the probes found read although the relaxed trace builds: any
+    relaxed trace (signature or reduce_retracing) is an unsafe fix."""
     proven: list[str] = field(default_factory=list)
     """Dimensions freed or kept fixed on the probes' evidence, with it (for the reasons)."""
     random_reason: str | None = None
@@ -170,7 +173,9 @@ def decide_shapes(
     relaxed_labels: set[str] = set()
     """Every dimension a relaxed trace leaves None (``path:dim``, the probes' labels)."""
     method = site.site.is_method
-    rewritten_lines = {w.line for w in dynamic.rewrites}
+    rewriting = bool(dynamic.rewrites)
+    """The probes traced the original code: once static reads are rewritten to
+    ``tf.shape()``, what they found read no longer describes the code the fix writes."""
     for r in tensors:
         assert r.spec is not None
         name = r.info.name
@@ -192,9 +197,11 @@ def decide_shapes(
                 if size is None:
                     if hard or control:
                         decision.blockers.append(_conflict(name, label, dim, (hard or control)[0]))
-                    elif proof is not None and proof.evidence.verdict == "read":
-                        if read_line(proof) not in rewritten_lines:
+                    elif proof is not None and proof.evidence.verdict == "read" and not rewriting:
+                        if proof.evidence.relaxed_builds is False:
                             decision.blockers.append(_probed_conflict(name, label, proof))
+                        else:
+                            decision.relaxed_warnings.append(_probed_read(label, proof))
                     relaxed_labels.add(tie_label(path, dim))
                     continue
                 if policy != AUTO:
@@ -411,6 +418,14 @@ def _probed_conflict(name: str, label: str, proof: DimProof) -> Blocker:
         "tf.shape() instead)"
     )
     return Blocker(name, "shape_read", f"{label}: {predicate}", predicate)
+
+
+def _probed_read(label: str, proof: DimProof) -> str:
+    """Why None for a varied dimension the probes found read is not proven safe."""
+    return (
+        f"{label} varies, and a relaxed trace makes it None although {proof.why}: the "
+        "relaxed graph builds but may compute something else than the original's at some sizes"
+    )
 
 
 def _pinned(label: str, size: int, calls: int, why: str) -> str:

@@ -175,6 +175,8 @@ def _plan_function(
             if r.tried and r.info.name in tensorized
         )
         warnings.extend(r.warning for r in results if r.warning and r.info.name in tensorized)
+    if action != "none":
+        warnings.extend(shapes.relaxed_warnings)
     if (action != "none" or call_sites is not None) and shapes.random_reason:
         warnings.append(shapes.random_reason)
     if (action != "none" or call_sites is not None) and shapes.state_reason:

@@ -18,9 +18,11 @@ Dimensions (``DimEvidence.verdict``):
   take another size, and an ``input_signature`` is shared by every instance: ``None``
   when the relaxed trace builds (this instance's other sizes then fail when the op
   runs), else the size stays fixed and the fix is unsafe, as without evidence.
-- ``read``: the graph depends on the size: a dimension that varied blocks any relaxed
-  trace (unless the static analysis rewrites that read to ``tf.shape()``); one that
-  never varied stays fixed, unsafe where today's rules call pinning it unsafe.
+- ``read``: the graph depends on the size. A dimension that varied blocks any relaxed
+  trace when the relaxed trace fails, and makes it unsafe when it builds (a graph that
+  differs between sizes); not when the static analysis rewrites reads of the function
+  to ``tf.shape()`` (the probes traced the code before that rewrite). One that never
+  varied stays fixed, unsafe where today's rules call pinning it unsafe.
 
 Numbers (``NumberEvidence``): a scalar spec of the dtype TensorFlow gave the number
 reproduces the original graph (``spec_matches``): that dtype. No spec reproduces it:
@@ -132,13 +134,6 @@ def tie_label(path: str, dim: int) -> str:
 def ties_hold(proof: DimProof, relaxed: set[str]) -> bool:
     """Dimensions probed together are free only together: every tie is relaxed too."""
     return all(label in relaxed for label in proof.tied)
-
-
-def read_line(proof: DimProof) -> int | None:
-    """The line of the user's file the read was traced to (``model.py:18`` -> 18)."""
-    where = proof.evidence.where or ""
-    _, _, line = where.rpartition(":")
-    return int(line) if line.isdigit() else None
 
 
 # -- Python numbers ------------------------------------------------------------------

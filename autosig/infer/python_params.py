@@ -93,11 +93,16 @@ def decide_python_params(
         if needed and r.leaf.python.dtype in ("int32", "int64"):
             r.leaf.python.dtype = needed
             dtypes[r.info.name] = needed
+    unmatched: dict[str, NumberProof] = {}
+    """Numbers no scalar spec reproduces the graph for: Python values, unless the
+    analysis keeps them for its own reason first (its words are the better ones)."""
     for r in candidates:
-        dtype = _probed_dtype(r, number_proof(probe, r.info.name))
+        proof = number_proof(probe, r.info.name)
+        dtype = _probed_dtype(r, proof)
         if dtype is not None:
             dtypes[r.info.name] = dtype
-    candidates = [r for r in candidates if r.blocker is None]
+        elif proof is not None and proof.dtype is None and r.probe_reason is None:
+            unmatched[r.info.name] = proof
     uses = python_only_uses(
         source.wrapper, function, names, tensor_params, dtypes, observed, converted, modules
     )
@@ -135,6 +140,15 @@ def decide_python_params(
                 f"must stay a Python value: {use}",
                 use=use,
             )
+        elif r.info.name in unmatched:
+            why = unmatched[r.info.name].why
+            r.blocker = Blocker.stated(
+                r.info.name,
+                "python_use",
+                f"`{r.info.name}`",
+                f"must stay a Python value: {why}",
+                use=why,
+            )
         else:
             r.spec = TensorSpecNode((), r.leaf.python.dtype)
 
@@ -143,13 +157,13 @@ def decide_python_params(
 
 
 def _probed_dtype(r: ParamResult, proof: NumberProof | None) -> str | None:
-    """Apply the probes' evidence to Python number ``r``: its dtype, or a blocker.
+    """Apply the probes' evidence to Python number ``r``: its dtype (None: no change).
 
     The dtype TensorFlow gave the number in the original graph, when a scalar spec of it
     reproduces that graph (widened to int64 where the values or the Python-value analysis
     need it: int32 arithmetic wraps where Python's does not). No scalar spec reproduces
-    the graph: the number stays a Python value (a timestamp Python subtracts in float64),
-    unless it is an int the analysis already widened to int64 (exact). None: no change.
+    the graph: the caller keeps it a Python value (a timestamp Python subtracts in
+    float64), unless it is an int the analysis already widened to int64 (exact).
     """
     python = r.leaf.python
     if proof is None or python is None or python.dtype == "string":
@@ -171,9 +185,6 @@ def _probed_dtype(r: ParamResult, proof: NumberProof | None) -> str | None:
             f"it, exactly as int64 arithmetic does ({proof.why})"
         )
         return None
-    r.blocker = Blocker.stated(
-        name, "python_use", f"`{name}`", f"must stay a Python value: {proof.why}", use=proof.why
-    )
     return None
 
 
