@@ -13,7 +13,7 @@ from typing import Any
 from test_infer import plan_of, py, record, specs, tensor
 
 from autosig.infer.specs import TensorSpecNode
-from autosig.profile.evidence import DimEvidence, NumberEvidence, ProbeEvidence
+from autosig.profile.evidence import DimEvidence, NumberEvidence, ProbeEvidence, RandomEvidence
 
 MODEL_CALL = textwrap.dedent(
     """\
@@ -229,3 +229,23 @@ def test_int64_when_values_exceed_int32_even_if_the_graph_took_int32() -> None:
     )
     plan = pow_plan((1, 3_000_000_000), evidence)
     assert specs(plan)["gamma"] == TensorSpecNode((), "int64")
+
+
+# -- random ops ------------------------------------------------------------------------
+
+
+def test_random_ops_in_the_steady_state_graph_make_a_fix_unsafe() -> None:
+    """A draw the static analysis cannot see (a sampler inside tf.nn.nce_loss, a project
+    layer's tf.random.normal) is in the graph's op types."""
+    rec = record(MODEL_CALL, calls_xy(), qualname="step")
+    rec.probe = ProbeEvidence(
+        dims=[dim("x", 1, "fixed", 8)], random=RandomEvidence(hidden=["LogUniformCandidateSampler"])
+    )
+    plan = plan_of(MODEL_CALL, rec)
+    assert plan.safety == "unsafe"
+    assert (
+        "probe: the steady-state graph has the stateful random ops LogUniformCandidateSampler"
+        in (" ".join(plan.warnings))
+    )
+    rec.probe.random = RandomEvidence(first_call_only=["RandomStandardNormal"])
+    assert plan_of(MODEL_CALL, rec).safety == "safe"  # weights built on the first call only

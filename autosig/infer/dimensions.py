@@ -167,6 +167,12 @@ def decide_shapes(
     if use.random_draws:
         draws = ", ".join(d.describe() for d in use.random_draws[:2])
         decision.random_reason = RANDOM_REASON.format(draws=draws)
+    elif record.probe is not None and record.probe.random is not None:
+        hidden = record.probe.random.hidden
+        if hidden:
+            ops = ", ".join(hidden[:3]) + (", ..." if len(hidden) > 3 else "")
+            draws = f"probe: the steady-state graph has the stateful random ops {ops}"
+            decision.random_reason = RANDOM_REASON.format(draws=draws)
     decision.state_reason = state_reason(use.state_changes(*_project_of(modules)))
     control = use.control()
     choices: list[_Choice] = []
