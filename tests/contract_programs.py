@@ -543,9 +543,6 @@ CASES: list[Case] = [
     Case(
         name="attention_mask_never_passed",
         klass="21.3",
-        known=(
-            "the signature leaves out mask, pinning it to None: a call passing a mask is rejected"
-        ),
         origin="attention(q, k, v, mask=None) (Transformer tutorial): the profiled encoder "
         "never passed a mask; the decoder does",
         files={
@@ -579,7 +576,6 @@ CASES: list[Case] = [
     Case(
         name="training_flag_never_passed",
         klass="21.3",
-        known=("training is pinned to its default False: training=True is rejected"),
         origin="a Keras-style block __call__(x, training=False): the profile ran inference "
         "only; fine-tuning passes training=True",
         files={
