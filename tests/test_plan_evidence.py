@@ -249,3 +249,37 @@ def test_random_ops_in_the_steady_state_graph_make_a_fix_unsafe() -> None:
     )
     rec.probe.random = RandomEvidence(first_call_only=["RandomStandardNormal"])
     assert plan_of(MODEL_CALL, rec).safety == "safe"  # weights built on the first call only
+
+
+UNPACKED = textwrap.dedent(
+    """\
+    import tensorflow as tf
+
+
+    @tf.function
+    def encode(x):
+        b, t, d = x.shape
+        h = tf.zeros([b, d])
+        for i in range(t):
+            h = tf.tanh(x[:, i] + h)
+        return h
+    """
+)
+
+
+def test_reads_the_static_rewrite_makes_dynamic_are_not_held_against_it() -> None:
+    """The probes traced the code before ``b, t, d = x.shape`` became ``tf.shape(x)``:
+    their read verdicts describe reads the fix removes."""
+    calls = [{"x": tensor(2, t, 3)} for t in range(2, 11)]
+    rec = record(UNPACKED, calls, qualname="encode")
+    error = "TypeError: 'NoneType' object cannot be interpreted as an integer"
+    rec.probe = ProbeEvidence(
+        dims=[
+            dim("x", 0, "read", 2, where="m.py:8", relaxed_builds=False, error=error),
+            dim("x", 1, "read", 2, varied=True, where="m.py:9", relaxed_builds=False, error=error),
+        ]
+    )
+    plan = plan_of(UNPACKED, rec)
+    assert (plan.action, plan.safety) == ("signature", "safe")
+    assert specs(plan)["x"] == TensorSpecNode((None, None, 3), "float32")
+    assert plan.shape_rewrites

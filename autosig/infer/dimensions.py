@@ -200,10 +200,12 @@ def decide_shapes(
                 hard = [x for x in dim_reads if x.definite]
                 label = _dim_label(name, dim, nested)
                 proof = dim_proof(record.probe, path, dim, method=method)
+                if proof is not None and proof.evidence.verdict == "read" and rewriting:
+                    proof = None  # a read of the code before the rewrite: the static rules decide
                 if size is None:
                     if hard or control:
                         decision.blockers.append(_conflict(name, label, dim, (hard or control)[0]))
-                    elif proof is not None and proof.evidence.verdict == "read" and not rewriting:
+                    elif proof is not None and proof.evidence.verdict == "read":
                         if proof.evidence.relaxed_builds is False:
                             decision.blockers.append(_probed_conflict(name, label, proof))
                         else:
