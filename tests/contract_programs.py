@@ -86,10 +86,6 @@ CASES: list[Case] = [
     Case(
         name="focal_loss_int_gamma",
         klass="21.1",
-        known=(
-            "gamma becomes an int32 spec: tf.math.pow(float32, int32) fails on the profiled "
-            "calls themselves"
-        ),
         origin="focal loss (RetinaNet, tf-addons SigmoidFocalCrossEntropy) in a gamma sweep "
         "with integer gammas: tf.math.pow(1 - p_t, gamma) takes gamma in p_t's dtype",
         files={
@@ -162,10 +158,6 @@ CASES: list[Case] = [
     Case(
         name="label_smoothing_convert_to_tensor",
         klass="21.1",
-        known=(
-            "num_classes becomes an int32 spec: tf.convert_to_tensor(<int32 tensor>, "
-            "dtype=tf.float32) fails on the profiled calls themselves"
-        ),
         origin="label smoothing with tf.convert_to_tensor(num_classes, dtype=tf.float32), "
         "num_classes a Python int that differs per task head",
         files={
@@ -291,10 +283,6 @@ CASES: list[Case] = [
     Case(
         name="timestamps_elapsed",
         klass="21.2",
-        known=(
-            "start_time and now become float32 specs (resolution 128 s near 1.7e9): now - "
-            "start_time is 0 or 128, the throughput inf or wrong"
-        ),
         origin="throughput logging: examples / (now - start_time) with time.time() floats "
         "(~1.7e9, float32 resolution 128 s)",
         files={
@@ -555,9 +543,6 @@ CASES: list[Case] = [
     Case(
         name="attention_mask_never_passed",
         klass="21.3",
-        known=(
-            "the signature leaves out mask, pinning it to None: a call passing a mask is rejected"
-        ),
         origin="attention(q, k, v, mask=None) (Transformer tutorial): the profiled encoder "
         "never passed a mask; the decoder does",
         files={
@@ -591,7 +576,6 @@ CASES: list[Case] = [
     Case(
         name="training_flag_never_passed",
         klass="21.3",
-        known=("training is pinned to its default False: training=True is rejected"),
         origin="a Keras-style block __call__(x, training=False): the profile ran inference "
         "only; fine-tuning passes training=True",
         files={
@@ -1618,10 +1602,6 @@ CASES: list[Case] = [
     Case(
         name="quickstart_loss_object_step",
         klass="precision",
-        known=(
-            "optimizer.build is inserted but no signature: images' 6x6 dimensions are kept "
-            "fixed and labelled unsafe because model(images) is code outside the project"
-        ),
         origin="TensorFlow 2 quickstart for experts: train_step(images, labels) with "
         "loss_object(labels, predictions), an optimizer and a Mean metric; the last batch "
         "of each epoch is smaller",
@@ -1670,11 +1650,6 @@ CASES: list[Case] = [
     Case(
         name="fgsm_adapter",
         klass="precision",
-        known=(
-            "left unfixed: images' 28x28x1 dimensions are kept fixed and labelled unsafe "
-            "(tape.watch(images) counts as outside code); a shared method's signature would "
-            "reject the 32x32x3 adapter, and no pre-seeded trace is written"
-        ),
         origin="a model-agnostic FGSM adapter (cleverhans/TF adversarial tutorial shape) "
         "around a 28x28x1 classifier; a second adapter wraps a 32x32x3 classifier",
         files={
@@ -1757,10 +1732,6 @@ CASES: list[Case] = [
     Case(
         name="keras_predict_batch_sizes",
         klass="precision",
-        known=(
-            "left unfixed: x's dimension 1 is kept fixed and labelled unsafe because "
-            "model(x) is code outside the project"
-        ),
         origin="a custom predict step over a keras.Sequential of Dense layers (Keras "
         "'writing a training loop from scratch'); batches of every size",
         files={
@@ -1896,10 +1867,6 @@ CASES: list[Case] = [
     Case(
         name="critic_model_in_attribute",
         klass="precision",
-        known=(
-            "left unfixed: states' dimension 1 is kept fixed and labelled unsafe because "
-            "self.critic(states) counts as outside code"
-        ),
         origin="an RL agent holding a project keras.Model critic in self.critic (no static "
         "shape read in its call); value() sees a varying number of environments",
         files={

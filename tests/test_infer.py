@@ -442,13 +442,23 @@ def test_bool_flag_that_varies() -> None:
 
 
 def test_trailing_default_flag_never_varied_stays_out() -> None:
-    calls = [{"x": tensor(n)} for n in (1, 2)]
-    rec = record(
-        SIMPLE, calls, params={"x": REQUIRED, "n": py(1), "scale": py(1.0), "training": py(False)}
-    )
-    plan = plan_of(SIMPLE, rec)
+    calls = [{"x": tensor(n)} for n in range(1, 9)]
+    params = {"x": REQUIRED, "n": py(1), "scale": py(1.0), "training": py(False)}
+    plan = plan_of(SIMPLE, record(SIMPLE, calls, params=params))
     assert plan.action == "signature"
     assert [p.name for p in plan.params if p.spec is not None] == ["x"]
+
+
+def test_a_short_profile_does_not_show_a_default_is_never_passed() -> None:
+    """Left out of a signature, ``training`` accepts only its default: a later
+    ``f(x, training=True)`` the original accepts would be rejected (issue 21, 21.3)."""
+    calls = [{"x": tensor(n)} for n in (1, 2)]
+    params = {"x": REQUIRED, "n": py(1), "scale": py(1.0), "training": py(False)}
+    plan = plan_of(SIMPLE, record(SIMPLE, calls, params=params))
+    assert plan.action == "reduce_retracing"
+    assert "`training` was only ever its default in 2 calls: an input_signature leaves" in (
+        " ".join(plan.reasons)
+    )
 
 
 def test_default_before_a_varied_parameter_needs_a_spec() -> None:
@@ -504,7 +514,7 @@ KW = "import tensorflow as tf\n\n@tf.function\ndef f(x, *args, n=2, **kwargs):\n
 
 
 def test_keyword_only_with_default_never_varied_is_fine() -> None:
-    calls = [{"x": tensor(i)} for i in (1, 2)]
+    calls = [{"x": tensor(i)} for i in range(1, 9)]
     empty_tuple = {"kind": "tuple", "items": []}
     empty_dict = {"kind": "dict", "items": {}}
     rec = record(
@@ -540,7 +550,7 @@ def test_var_positional_with_arguments_blocks() -> None:
 
 
 def test_keyword_passing_next_to_star_args_blocks() -> None:
-    calls = [{"x": tensor(i), "n": py(i)} for i in (1, 2)]
+    calls = [{"x": tensor(i), "n": py(i)} for i in range(1, 9)]
     empty = {"kind": "tuple", "items": []}
     src = "import tensorflow as tf\n\n@tf.function\ndef f(x, n=1, *args):\n    return x * tf.cast(n, x.dtype)\n"
     rec = record(

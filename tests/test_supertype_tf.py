@@ -360,6 +360,7 @@ def test_python_numbers_and_strings_tensorized(tf: Any) -> None:
     """
     calls = [((tf.ones([3]), 0.1 * i, i, f"run{i}"), {}) for i in range(1, 6)]
     calls.append(((tf.ones([3]),), {"lr": 0.5, "step": 100, "tag": "kw"}))
+    calls *= 2  # 8 calls or more show `training` is never passed (a short profile does not)
     rendered = _check(tf, src, "f", calls)
     assert rendered == (
         "[tf.TensorSpec(shape=[3], dtype=tf.float32), tf.TensorSpec(shape=[], dtype=tf.float32), "
@@ -377,6 +378,7 @@ def test_default_before_varied_parameter_and_relax_batch(tf: Any) -> None:
     """
     calls = [((tf.ones([b, 4]),), {"shift": float(b)}) for b in (1, 2)]
     calls.append(((tf.ones([2, 4]), 3.0), {}))
+    calls *= 3  # 8 calls or more show `mode` and `**kwargs` are never passed
     rendered = _check(tf, src, "f", calls, relax="batch")
     assert rendered == (
         "[tf.TensorSpec(shape=[None, 4], dtype=tf.float32), "
@@ -393,7 +395,7 @@ def test_star_args_make_signed_parameters_positional_only(tf: Any) -> None:
     def f(x, shift=0.0, *args, mode="fast"):
         return x + shift
     """
-    positional = [((tf.ones([b]), float(b)), {}) for b in (1, 2)]
+    positional = [((tf.ones([b]), float(b)), {}) for b in (1, 2)] * 4  # 8: *args never passed
     _check(tf, src, "f", positional)
     signed = tf.function(
         lambda x, shift=0.0, *args: x + shift,

@@ -763,7 +763,9 @@ class _Advice:
                 f"{self.command} gives {plan.qualname} {fix} only with --unsafe-fixes: "
                 + "; ".join(plan.warnings)
             ]
-        if plan is None or not self.pointed or plan.action == "signature":
+        if plan is not None and plan.action == "signature":
+            return _probe_basis(self.command, plan)
+        if plan is None or not self.pointed:
             return []
         reasons = "; ".join(dict.fromkeys(plan.reasons)) or "no reason given"
         if plan.call_sites is not None and plan.action == "none":
@@ -777,6 +779,18 @@ class _Advice:
                 f"input_signature: {reasons}"
             ]
         return [f"{self.command} leaves {plan.qualname} as it is: {reasons}"]
+
+
+def _probe_basis(command: str, plan: FunctionPlan) -> list[str]:
+    """For a signature: the decisions that rest on the probe traces, in the plan's words
+    (the summary lines say the rest)."""
+    proven = [reason for reason in plan.reasons if "probe:" in reason]
+    if not proven:
+        return []
+    return [
+        f"{command} writes {plan.qualname}'s input_signature on the probes' evidence: "
+        + "; ".join(dict.fromkeys(proven))
+    ]
 
 
 def stale_note(command: str, plan: FunctionPlan) -> str:

@@ -37,6 +37,30 @@ class Decision:
     """Names of the parameters that go in the signature."""
 
 
+MIN_CALLS_FOR_DEFAULTS = 8
+"""Fewer calls than this do not show that a parameter is never passed."""
+
+
+def _narrowing(record: FunctionRecord, left_out: list[ParamResult]) -> list[str]:
+    """Why a signature would reject calls the original accepts: a parameter it leaves out
+    (only ever its default in a short profile) then takes its default and nothing else."""
+    if record.calls >= MIN_CALLS_FOR_DEFAULTS or record.signatures_dropped:
+        return []
+    out = []
+    for r in left_out:
+        if r.info.kind in ("VAR_POSITIONAL", "VAR_KEYWORD"):
+            star = "*" if r.info.kind == "VAR_POSITIONAL" else "**"
+            what = f"`{star}{r.info.name}` was always empty"
+        else:
+            what = f"`{r.info.name}` was only ever its default"
+        out.append(
+            f"{what} in {plural(record.calls, 'call')}: an input_signature leaves it out and "
+            "then rejects calls that pass it, which the original accepts (a short profile "
+            "does not show it is never passed)"
+        )
+    return out
+
+
 def decide_action(
     record: FunctionRecord,
     site: FunctionSite,
@@ -83,6 +107,8 @@ def decide_action(
                     )
                 )
     reasons.extend(b.reason for b in blockers)
+    if not reasons:
+        reasons.extend(_narrowing(record, positional[last + 1 :] + others))
     identical = len(record.signatures) == 1 and not record.signatures_dropped
     if identical and not any(r.leaf.object_type for r in results):
         return Decision(

@@ -23,6 +23,7 @@ from autosig.analysis.shape_reads import ShapeRead, ShapeUse, autograph_enabled,
 from autosig.analysis.trace_state import state_reason
 from autosig.infer.observations import ParamResult
 from autosig.infer.plan import Blocker, ShapeRewrite
+from autosig.infer.probe_evidence import DimProof, dim_proof, tie_label
 from autosig.infer.shape_rewrites import choose_rewrites
 from autosig.infer.specs import (
     DictNode,
@@ -65,6 +66,11 @@ class ShapeDecision:
     """Dimensions kept fixed without proof: the signature is an unsafe fix."""
     relaxed: list[str] = field(default_factory=list)
     """Dimensions freed because no static read of them was found (for the evidence)."""
+    relaxed_warnings: list[str] = field(default_factory=list)
+    """Varied dimensions the probes found read although the relaxed trace builds: any
+    relaxed trace (signature or reduce_retracing) is an unsafe fix."""
+    proven: list[str] = field(default_factory=list)
+    """Dimensions freed or kept fixed on the probes' evidence, with it (for the reasons)."""
     random_reason: str | None = None
     state_reason: str | None = None
     """Python state read while tracing that the project changes (``trace_state``)."""
@@ -161,37 +167,64 @@ def decide_shapes(
     if use.random_draws:
         draws = ", ".join(d.describe() for d in use.random_draws[:2])
         decision.random_reason = RANDOM_REASON.format(draws=draws)
+    elif record.probe is not None and record.probe.random is not None:
+        hidden = record.probe.random.hidden
+        if hidden:
+            ops = ", ".join(hidden[:3]) + (", ..." if len(hidden) > 3 else "")
+            draws = f"probe: the steady-state graph has the stateful random ops {ops}"
+            decision.random_reason = RANDOM_REASON.format(draws=draws)
     decision.state_reason = state_reason(use.state_changes(*_project_of(modules)))
     control = use.control()
+    choices: list[_Choice] = []
+    relaxed_labels: set[str] = set()
+    """Every dimension a relaxed trace leaves None (``path:dim``, the probes' labels)."""
+    method = site.site.is_method
+    rewriting = bool(dynamic.rewrites)
+    """The probes traced the original code: once static reads are rewritten to
+    ``tf.shape()``, what they found read no longer describes the code the fix writes."""
     for r in tensors:
         assert r.spec is not None
         name = r.info.name
         reads = use.reads.get(name, [])
         nested = not isinstance(r.spec, (TensorSpecNode, RaggedSpecNode, SparseSpecNode))
         policy = policies.get(name, AUTO)
-        new_leaves: dict[int, Shape] = {}
-        for index, leaf in enumerate(_leaves(r.spec)):
+        for index, (path, leaf) in enumerate(_leaf_paths(r.spec, name)):
             shape = leaf.shape
             definite = [x for x in reads if x.definite]
             if shape is None:
                 if definite or control:
                     decision.blockers.append(_conflict(name, name, None, (definite or control)[0]))
                 continue
-            new_shape = list(shape)
             for dim, size in enumerate(shape):
                 dim_reads = [x for x in reads if nested or x.reads_dim(dim)]
                 hard = [x for x in dim_reads if x.definite]
                 label = _dim_label(name, dim, nested)
+                proof = dim_proof(record.probe, path, dim, method=method)
+                if proof is not None and proof.evidence.verdict == "read" and rewriting:
+                    proof = None  # a read of the code before the rewrite: the static rules decide
                 if size is None:
                     if hard or control:
                         decision.blockers.append(_conflict(name, label, dim, (hard or control)[0]))
+                    elif proof is not None and proof.evidence.verdict == "read":
+                        if proof.evidence.relaxed_builds is False:
+                            decision.blockers.append(_probed_conflict(name, label, proof))
+                        else:
+                            decision.relaxed_warnings.append(_probed_read(label, proof))
+                    relaxed_labels.add(tie_label(path, dim))
                     continue
                 if policy != AUTO:
                     if _at_risk(dim, site, few_calls):
                         why = f"relax={policy} keeps it fixed"
                         decision.warnings.append(_pinned(label, size, record.calls, why))
                     continue
-                if not _at_risk(dim, site, few_calls):
+                at_risk = _at_risk(dim, site, few_calls)
+                if proof is not None and not hard and not control:
+                    choice = _Choice(r, index, dim, label, size, proof=proof, at_risk=at_risk)
+                    choices.append(choice)
+                    if proof.relax:
+                        relaxed_labels.add(tie_label(path, dim))
+                    continue
+                if not at_risk:
                     continue
                 blocking = dim_reads or control
                 if blocking:
@@ -199,13 +232,91 @@ def decide_shapes(
                         _pinned(label, size, record.calls, blocking[0].describe())
                     )
                     continue
-                new_shape[dim] = None
-                decision.relaxed.append(label)
-            if tuple(new_shape) != tuple(shape):
-                new_leaves[index] = tuple(new_shape)
-        if new_leaves:
-            r.spec = _replace_leaves(r.spec, new_leaves)
+                choices.append(_Choice(r, index, dim, label, size, at_risk=True))
+                relaxed_labels.add(tie_label(path, dim))
+    _untie(choices, relaxed_labels)
+    new_shapes: dict[int, dict[int, list[Shape]]] = {}
+    for choice in choices:
+        _apply(choice, decision, record.calls, new_shapes)
+    for r in tensors:
+        assert r.spec is not None
+        leaves = new_shapes.get(id(r))
+        if leaves:
+            r.spec = _replace_leaves(r.spec, {i: tuple(s) for i, s in leaves.items()})
     return decision
+
+
+@dataclass
+class _Choice:
+    """One dimension that never varied, and whether the signature leaves it None."""
+
+    result: ParamResult
+    leaf: int
+    dim: int
+    label: str
+    size: int
+    proof: DimProof | None = None
+    """The probes' evidence it rests on; None: no static read was found (today's rule)."""
+    at_risk: bool = False
+    untied: str | None = None
+    """A tied dimension that stays fixed, so this one must too."""
+
+    @property
+    def relax(self) -> bool:
+        return self.untied is None and (self.proof is None or self.proof.relax)
+
+
+def _untie(choices: list[_Choice], relaxed: set[str]) -> None:
+    """Dimensions probed together are free only together: while a relaxed one has a tie
+    that stays fixed, keep it fixed too."""
+    changed = True
+    while changed:
+        changed = False
+        for c in choices:
+            if c.proof is None or not c.relax:
+                continue
+            missing = [t for t in c.proof.tied if t not in relaxed]
+            if missing:
+                c.untied = missing[0]
+                relaxed.discard(tie_label(c.proof.evidence.param, c.dim))
+                changed = True
+
+
+def _apply(
+    choice: _Choice,
+    decision: ShapeDecision,
+    calls: int,
+    new_shapes: dict[int, dict[int, list[Shape]]],
+) -> None:
+    proof = choice.proof
+    if choice.relax:
+        leaf = list(_leaf_shape(choice.result.spec, choice.leaf))
+        shapes = new_shapes.setdefault(id(choice.result), {})
+        shape = shapes.setdefault(choice.leaf, leaf)
+        shape[choice.dim] = None
+        if proof is None:
+            decision.relaxed.append(choice.label)
+        else:
+            decision.proven.append(f"{choice.label} None ({proof.why})")
+        return
+    assert proof is not None
+    if choice.untied is not None:
+        why = f"{proof.why}, but only together with {choice.untied}, which stays fixed"
+    else:
+        why = proof.why
+    if proof.pin_safe and choice.untied is None:
+        decision.proven.append(f"{choice.label} kept at {choice.size} ({why})")
+    elif choice.at_risk:
+        decision.warnings.append(_pinned(choice.label, choice.size, calls, why))
+    else:
+        decision.proven.append(f"{choice.label} kept at {choice.size} ({why})")
+
+
+def _leaf_shape(spec: SpecNode | None, index: int) -> Shape:
+    assert spec is not None
+    leaf = list(_leaves(spec))[index]
+    assert leaf.shape is not None
+    return leaf.shape
 
 
 TensorLeaf = TensorSpecNode | RaggedSpecNode | SparseSpecNode
@@ -234,6 +345,18 @@ def _leaves(spec: SpecNode) -> Iterator[TensorLeaf]:
     elif isinstance(spec, DictNode):
         for _, item in spec.items:
             yield from _leaves(item)
+
+
+def _leaf_paths(spec: SpecNode, path: str) -> Iterator[tuple[str, TensorLeaf]]:
+    """(the probes' path, leaf) of every tensor leaf, in ``_leaves`` order."""
+    if isinstance(spec, (TensorSpecNode, RaggedSpecNode, SparseSpecNode)):
+        yield path, spec
+    elif isinstance(spec, (TupleNode, ListNode)):
+        for i, item in enumerate(spec.items):
+            yield from _leaf_paths(item, f"{path}[{i}]")
+    elif isinstance(spec, DictNode):
+        for key, item in spec.items:
+            yield from _leaf_paths(item, f"{path}[{key!r}]")
 
 
 def _replace_leaves(spec: SpecNode, shapes: dict[int, Shape]) -> SpecNode:
@@ -293,6 +416,24 @@ def _conflict(name: str, label: str, dim: int | None, read: ShapeRead) -> Blocke
         "(no signature and no reduce_retracing; compute it with tf.shape() instead)"
     )
     return Blocker(name, "shape_read", f"{label}: {predicate}", predicate)
+
+
+def _probed_conflict(name: str, label: str, proof: DimProof) -> Blocker:
+    """A dimension that varied, which the probes showed the code reads."""
+    predicate = (
+        f"it varies between calls, but the code reads it ({proof.why}): a relaxed trace "
+        "would make it None (no signature and no reduce_retracing; compute it with "
+        "tf.shape() instead)"
+    )
+    return Blocker(name, "shape_read", f"{label}: {predicate}", predicate)
+
+
+def _probed_read(label: str, proof: DimProof) -> str:
+    """Why None for a varied dimension the probes found read is not proven safe."""
+    return (
+        f"{label} varies, and a relaxed trace makes it None although {proof.why}: the "
+        "relaxed graph builds but may compute something else than the original's at some sizes"
+    )
 
 
 def _pinned(label: str, size: int, calls: int, why: str) -> str:

@@ -627,6 +627,8 @@ class ParamResult:
     """Uses the analysis could not decide, for a parameter tensorized on trial."""
     warning: str | None = None
     """Why its spec makes the fix unsafe (a returned string becomes a bytes tensor)."""
+    probe_reason: str | None = None
+    """What the probes showed about this Python number's spec (for the plan's reasons)."""
 
 
 def analyze_param(record: FunctionRecord, info: ParamInfo, options: InferOptions) -> ParamResult:

@@ -133,7 +133,7 @@ def _plan_function(
         params = tuple(ParamPlan(r.info.name, None, r.evidence) for r in results)
         return FunctionPlan(action="none", params=params, reasons=(reason,), **base)
 
-    decide_python_params(source, site, results, modules, options.try_uncertain)
+    decide_python_params(source, site, results, modules, options.try_uncertain, record.probe)
     policies = {r.info.name: r.relax for r in results}
     shapes = decide_shapes(source, site, record, results, policies, modules)
     distributed = plan_distributed(source, site, record, results, shapes.use)
@@ -158,6 +158,15 @@ def _plan_function(
                 "None where no static read was found (batch, method or short-profile "
                 f"dimensions that never varied): {', '.join(shapes.relaxed)}"
             )
+        reasons.extend(
+            r.probe_reason
+            for r in results
+            if r.probe_reason and r.info.name in decision.signed and r.spec is not None
+        )
+        if shapes.proven:
+            reasons.append(
+                "shapes from the probe traces of the original code: " + "; ".join(shapes.proven)
+            )
     tensorized = {p.name for p in call_sites.params} if call_sites is not None else set()
     if tensorized:
         reasons.extend(
@@ -166,6 +175,8 @@ def _plan_function(
             if r.tried and r.info.name in tensorized
         )
         warnings.extend(r.warning for r in results if r.warning and r.info.name in tensorized)
+    if action != "none":
+        warnings.extend(shapes.relaxed_warnings)
     if (action != "none" or call_sites is not None) and shapes.random_reason:
         warnings.append(shapes.random_reason)
     if (action != "none" or call_sites is not None) and shapes.state_reason:

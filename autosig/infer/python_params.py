@@ -38,7 +38,9 @@ from autosig.analysis.python_values import (
 )
 from autosig.infer.observations import ParamResult
 from autosig.infer.plan import Blocker
+from autosig.infer.probe_evidence import NumberProof, number_proof
 from autosig.infer.specs import TensorSpecNode
+from autosig.profile.evidence import ProbeEvidence
 from autosig.source.discover import FunctionSite, Source
 from autosig.source.project_modules import ModuleResolver
 
@@ -49,8 +51,14 @@ def decide_python_params(
     results: list[ParamResult],
     modules: ModuleResolver | None = None,
     try_uncertain: bool = False,
+    probe: ProbeEvidence | None = None,
 ) -> None:
     """Tensorize Python scalars the code uses only where a tensor can go.
+
+    ``probe``: the profile's probe evidence for the function; where it shows the dtype
+    TensorFlow gave a number in the original graph, the spec takes that dtype, and a
+    number no scalar spec reproduces the graph for stays a Python value
+    (``probe_evidence.number_proof``).
 
     ``modules`` (``autosig.source.project_modules.ProjectModules``) lets the analysis follow calls
     into other project modules; without it only same-module functions are followed.
@@ -85,6 +93,16 @@ def decide_python_params(
         if needed and r.leaf.python.dtype in ("int32", "int64"):
             r.leaf.python.dtype = needed
             dtypes[r.info.name] = needed
+    unmatched: dict[str, NumberProof] = {}
+    """Numbers no scalar spec reproduces the graph for: Python values, unless the
+    analysis keeps them for its own reason first (its words are the better ones)."""
+    for r in candidates:
+        proof = number_proof(probe, r.info.name)
+        dtype = _probed_dtype(r, proof)
+        if dtype is not None:
+            dtypes[r.info.name] = dtype
+        elif proof is not None and proof.dtype is None and r.probe_reason is None:
+            unmatched[r.info.name] = proof
     uses = python_only_uses(
         source.wrapper, function, names, tensor_params, dtypes, observed, converted, modules
     )
@@ -122,8 +140,52 @@ def decide_python_params(
                 f"must stay a Python value: {use}",
                 use=use,
             )
+        elif r.info.name in unmatched:
+            why = unmatched[r.info.name].why
+            r.blocker = Blocker.stated(
+                r.info.name,
+                "python_use",
+                f"`{r.info.name}`",
+                f"must stay a Python value: {why}",
+                use=why,
+            )
         else:
             r.spec = TensorSpecNode((), r.leaf.python.dtype)
+
+
+# -- the probes' dtype --------------------------------------------------------------
+
+
+def _probed_dtype(r: ParamResult, proof: NumberProof | None) -> str | None:
+    """Apply the probes' evidence to Python number ``r``: its dtype (None: no change).
+
+    The dtype TensorFlow gave the number in the original graph, when a scalar spec of it
+    reproduces that graph (widened to int64 where the values or the Python-value analysis
+    need it: int32 arithmetic wraps where Python's does not). No scalar spec reproduces
+    the graph: the caller keeps it a Python value (a timestamp Python subtracts in
+    float64), unless it is an int the analysis already widened to int64 (exact).
+    """
+    python = r.leaf.python
+    if proof is None or python is None or python.dtype == "string":
+        return None
+    name = r.info.name
+    if proof.dtype == "":
+        r.probe_reason = f"`{name}`: a scalar {python.dtype} spec ({proof.why})"
+        return None
+    if proof.dtype is not None:
+        dtype = proof.dtype
+        if python.dtype == "int64" and dtype == "int32" or proof.evidence.exceeds_int32:
+            dtype = "int64" if dtype in ("int32", "int64") else dtype
+        python.dtype = dtype
+        r.probe_reason = f"`{name}`: a scalar {dtype} spec ({proof.why})"
+        return dtype
+    if python.dtype == "int64" and set(python.types) == {"int"}:
+        r.probe_reason = (
+            f"`{name}`: a scalar int64 spec: Python computes on it before TensorFlow sees "
+            f"it, exactly as int64 arithmetic does ({proof.why})"
+        )
+        return None
+    return None
 
 
 # -- strings returned as they came --------------------------------------------------

@@ -17,7 +17,7 @@ def train_step(x, y, loss_fn, learning_rate):
 
 
 @tf.function(input_signature=[
-    tf.TensorSpec(shape=[None, None], dtype=tf.float32),
+    tf.TensorSpec(shape=[None, 4], dtype=tf.float32),
     tf.TensorSpec(shape=[None, None], dtype=tf.float32),
 ])
 def evaluate(x, y):

@@ -9,7 +9,7 @@ kernel = tf.Variable(tf.eye(FEATURES), name="kernel")
 
 
 @tf.function(input_signature=[
-    tf.TensorSpec(shape=[None, 6, 5], dtype=tf.float32),
+    tf.TensorSpec(shape=[None, None, 5], dtype=tf.float32),
     tf.TensorSpec(shape=[], dtype=tf.int32),
 ])
 def train_step(window, target):

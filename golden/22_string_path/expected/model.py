@@ -10,7 +10,7 @@ def write_tensor(filename, tensor):
 
 
 @tf.function(input_signature=[
-    tf.TensorSpec(shape=[None, 4], dtype=tf.float32),
+    tf.TensorSpec(shape=[None, None], dtype=tf.float32),
     tf.TensorSpec(shape=[], dtype=tf.string),
 ])
 def advance(forcing, snapshot_path):

@@ -16,7 +16,10 @@ optimizer = tf.keras.optimizers.SGD(learning_rate=0.1)
 train_loss = tf.keras.metrics.Mean(name="train_loss")
 
 
-@tf.function
+@tf.function(input_signature=[
+    tf.TensorSpec(shape=[None, 8], dtype=tf.float32),
+    tf.TensorSpec(shape=[None], dtype=tf.int64),
+])
 def train_step(features, labels):
     with tf.GradientTape() as tape:
         predictions = model(features, training=True)

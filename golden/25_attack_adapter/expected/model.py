@@ -10,7 +10,10 @@ class FGSM:
         self.epsilon = epsilon
         self.loss_fn = tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True)
 
-    @tf.function
+    @tf.function(input_signature=[
+        tf.TensorSpec(shape=[None, None, None, None], dtype=tf.float32),
+        tf.TensorSpec(shape=[None], dtype=tf.int64),
+    ])
     def __call__(self, images, labels):
         with tf.GradientTape() as tape:
             tape.watch(images)
