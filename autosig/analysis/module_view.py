@@ -27,7 +27,7 @@ from typing import Any
 import libcst as cst
 from libcst.metadata import MetadataWrapper, QualifiedNameSource
 
-from autosig.analysis.python_values import short_code
+from autosig.analysis.python_values import short_code, target_names
 from autosig.source.metadata import PositionProvider, children, qualified_names
 from autosig.source.project_modules import ModuleResolver
 
@@ -743,14 +743,14 @@ def function_locals(function: cst.FunctionDef | cst.Lambda) -> LocalValues:
                 if isinstance(target.target, cst.Name):
                     values.setdefault(target.target.value, []).append(assign.value)
                 else:
-                    for name in _names_in(target.target):
+                    for name in target_names(target.target):
                         values.setdefault(name, []).append(cst.Ellipsis())
         for item in _own_nodes(function, cst.WithItem):
             if item.asname is not None and isinstance(item.asname.name, cst.Name):
                 values.setdefault(item.asname.name.value, []).append(item.item)
         for kind in (cst.For, cst.AugAssign, cst.NamedExpr, cst.AnnAssign):
             for node in _own_nodes(function, kind):
-                for name in _names_in(node.target):
+                for name in target_names(node.target):
                     if isinstance(node, cst.AnnAssign) and node.value is not None:
                         values.setdefault(name, []).append(node.value)
                     else:
@@ -760,13 +760,3 @@ def function_locals(function: cst.FunctionDef | cst.Lambda) -> LocalValues:
         return values.get(name)
 
     return local
-
-
-def _names_in(target: cst.CSTNode) -> Iterator[str]:
-    if isinstance(target, cst.Name):
-        yield target.value
-    elif isinstance(target, (cst.Tuple, cst.List)):
-        for element in target.elements:
-            yield from _names_in(element.value)
-    elif isinstance(target, cst.StarredElement):
-        yield from _names_in(target.value)
