@@ -148,9 +148,10 @@ def run_supervised(
         """Ctrl-Z: stop the command's group, then autosig itself; on fg, both go on."""
         if started:
             _signal_group(started[0].pid, signal.SIGSTOP)
-        signal.signal(signal.SIGTSTP, signal.SIG_DFL)
-        os.kill(os.getpid(), signal.SIGTSTP)  # stopped here until the shell's SIGCONT
-        signal.signal(signal.SIGTSTP, suspend)
+        # SIGSTOP, not SIGTSTP: the kernel discards a SIGTSTP whose default action would
+        # stop a process of an orphaned process group (autosig started under a runner in
+        # another session), and the command would be stopped without autosig
+        os.kill(os.getpid(), signal.SIGSTOP)  # stopped here until the shell's SIGCONT
         if started:
             _signal_group(started[0].pid, signal.SIGCONT)
 
