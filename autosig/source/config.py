@@ -18,11 +18,13 @@ import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from autosig.errors import AutosigError
 from autosig.source.codes import expand_codes
 from autosig.source.files import DEFAULT_MAX_FILE_SIZE, parse_size
+
+T = TypeVar("T")
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -122,28 +124,26 @@ class Config:
 
         An exact path wins over a glob; among globs the first listed wins.
         """
-        relative = self.relative(path)
-        exact = self.function_overrides.get(f"{relative}::{qualname}")
-        if exact is not None:
-            return exact
-        for key, override in self.function_overrides.items():
-            pattern, _, name = key.rpartition("::")
-            if name == qualname and path_matches(relative, pattern):
-                return override
-        return None
+        return self._per_function(self.function_overrides, path, qualname)
 
     def max_traces_for(self, path: Path | str, qualname: str) -> int | None:
         """The trace budget of one function: its own entry (an exact path wins over a
         glob, then the first glob listed), else ``max-traces``' default, else None."""
+        budget = self._per_function(self.max_traces_per_function, path, qualname)
+        return self.max_traces if budget is None else budget
+
+    def _per_function(self, table: Mapping[str, T], path: Path | str, qualname: str) -> T | None:
+        """A ``"<path>::<qualname>"`` table's entry for one function: the exact path,
+        else the first glob listed that matches."""
         relative = self.relative(path)
-        exact = self.max_traces_per_function.get(f"{relative}::{qualname}")
+        exact = table.get(f"{relative}::{qualname}")
         if exact is not None:
             return exact
-        for key, budget in self.max_traces_per_function.items():
+        for key, value in table.items():
             pattern, _, name = key.rpartition("::")
             if name == qualname and path_matches(relative, pattern):
-                return budget
-        return self.max_traces
+                return value
+        return None
 
     def relax_for(
         self,
