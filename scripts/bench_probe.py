@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import shutil
 import statistics
 import subprocess
 import sys
@@ -39,26 +38,12 @@ from _bench_common import (  # noqa: E402
     python_executable,
     write_results,
 )
-from bench_verify import TRAIN_DRIVER, TRAIN_MODEL  # noqa: E402
-
-TRAINING = "text_train_script"
+from bench_verify import TRAINING, prepare  # noqa: E402
 
 
 def workloads() -> list[str]:
     golden = sorted(p.parent.name for p in (ROOT / "golden").glob("*/driver.py"))
     return [*golden, TRAINING]
-
-
-def prepare(name: str, work: Path) -> Path:
-    target = work / name
-    if name == TRAINING:
-        target.mkdir()
-        (target / "model.py").write_text(TRAIN_MODEL)
-        (target / "driver.py").write_text(TRAIN_DRIVER)
-    else:
-        shutil.copytree(ROOT / "golden" / name, target)
-        shutil.rmtree(target / "expected", ignore_errors=True)
-    return target
 
 
 def profiled(project: Path, probe: bool) -> dict[str, object]:

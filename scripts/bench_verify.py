@@ -97,9 +97,15 @@ def _run(cmd: list[str], cwd: Path) -> tuple[float, int, str]:
     return time.perf_counter() - start, done.returncode, done.stdout + done.stderr
 
 
-def _prepare(name: str, work: Path) -> Path:
+TRAINING = "text_train_script"
+"""The training script these benchmarks write (not a golden case)."""
+
+
+def prepare(name: str, work: Path) -> Path:
+    """A copy of golden case ``name`` (without its expected outputs), or the training
+    script, in ``work``."""
     target = work / name
-    if name == "text_train_script":
+    if name == TRAINING:
         target.mkdir()
         (target / "model.py").write_text(TRAIN_MODEL)
         (target / "driver.py").write_text(TRAIN_DRIVER)
@@ -112,7 +118,7 @@ def _prepare(name: str, work: Path) -> Path:
 def measure(name: str, repeats: int) -> dict[str, object]:
     py = sys.executable
     with tempfile.TemporaryDirectory(prefix="autosig-bench-verify-") as tmp:
-        project = _prepare(name, Path(tmp))
+        project = prepare(name, Path(tmp))
         _, code, out = _run([py, "-m", "autosig", "profile", "--", py, "driver.py"], project)
         if code != 0:
             raise SystemExit(f"{name}: profile failed:\n{out}")
@@ -146,7 +152,7 @@ def main() -> None:
     parser.add_argument("--json", type=Path, default=ROOT / "bench-results" / "verify.json")
     parser.add_argument("--only", nargs="*", default=None)
     args = parser.parse_args()
-    names = args.only or [*GOLDEN, "text_train_script"]
+    names = args.only or [*GOLDEN, TRAINING]
     rows = [measure(name, args.repeats) for name in names]
     print(
         "| workload | alone (s) | verify --no-xla, cold (s) | ratio "
