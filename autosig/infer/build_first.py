@@ -54,10 +54,16 @@ def variable_creation_retraces(record: FunctionRecord) -> tuple[int, bool]:
     return repeated, complete and others == 0
 
 
-def with_builds(plan: Plan, profile: Profile, sources: Mapping[str, str]) -> Plan:
+def with_builds(
+    plan: Plan,
+    profile: Profile,
+    sources: Mapping[str, str],
+    parsed: dict[str, Source] | None = None,
+) -> Plan:
     """``plan`` with what fix does about variables created on the first call, for every
-    function of ``profile`` whose profile shows them (``sources``: path -> text)."""
-    parsed: dict[str, Source] = {}
+    function of ``profile`` whose profile shows them (``sources``: path -> text;
+    ``parsed``: their parses so far, path -> Source, filled here)."""
+    parsed = {} if parsed is None else parsed
     out: list[FunctionPlan] = []
     for entry in plan.functions:
         record = _record_of(profile, entry)

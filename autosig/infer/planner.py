@@ -49,15 +49,19 @@ SIGNED_REASON = "already has an input_signature"
 
 
 def infer_plan(
-    profile: Profile, sources: Mapping[str, str], options: InferOptions | None = None
+    profile: Profile,
+    sources: Mapping[str, str],
+    options: InferOptions | None = None,
+    parsed: dict[str, Source] | None = None,
 ) -> Plan:
     """A plan for every profiled function whose file is in ``sources`` (path -> text).
 
     Library functions (not editable) are always planned, as "none" with advice, so the
-    report can show them.
+    report can show them. ``parsed``: the files' parses (path -> Source), shared with
+    the later steps of ``planning.plan_fixes``; filled here.
     """
     options = options or InferOptions()
-    parsed: dict[str, Source] = {}
+    parsed = {} if parsed is None else parsed
     modules: dict[str, ProjectModules | None] = {}
     """Per file: the project modules its functions call into, parsed once for all of them."""
     plan = Plan()

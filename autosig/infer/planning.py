@@ -23,9 +23,14 @@ from autosig.source.suppress import Suppressions
 def plan_fixes(profile: Profile, sources: Mapping[str, str], options: InferOptions) -> Plan:
     """What ``fix --profile`` does to each profiled function in ``sources`` (profile path
     -> current text): inference's plan, with ``optimizer.build(...)`` where the first
-    call created variables, and ``# autosig: ignore`` comments honoured."""
-    plan = with_builds(infer_plan(profile, sources, options), profile, sources)
-    return honour_plan_suppressions(plan, sources)
+    call created variables, and ``# autosig: ignore`` comments honoured.
+
+    Each file is parsed once (for this text): the three steps share ``parsed``.
+    """
+    parsed: dict[str, Source] = {}
+    plan = infer_plan(profile, sources, options, parsed)
+    plan = with_builds(plan, profile, sources, parsed)
+    return honour_plan_suppressions(plan, sources, parsed)
 
 
 def selected_profile_codes(
@@ -53,13 +58,16 @@ PLAN_CODE = "AS201"
 """The code a profile-planned rewrite (signature, reduce_retracing) answers to."""
 
 
-def suppressing_line(text: str, path: str, qualname: str, line: int) -> int | None:
+def suppressing_line(
+    text: str, path: str, qualname: str, line: int, parsed: dict[str, Source] | None = None
+) -> int | None:
     """The def/decorator line whose ignore comment covers ``qualname``'s profile fix.
 
     A bare ``# autosig: ignore`` or one naming AS201 (or a prefix such as AS2) on the
     ``def`` line, a decorator line or the ``tf.function(...)`` call silences the
     rewrite that ``fix --profile`` would make, exactly as ``check`` and static ``fix``
     honour it. None when nothing covers it (or the file does not parse).
+    ``parsed``: parses of this version of the files (path -> Source) to read and fill.
     """
     if "autosig" not in text:
         return None
@@ -69,7 +77,11 @@ def suppressing_line(text: str, path: str, qualname: str, line: int) -> int | No
         return None
     if not suppressions:
         return None
-    source = Source.parse(text, path)
+    source = parsed.get(path) if parsed is not None else None
+    if source is None:
+        source = Source.parse(text, path)
+        if parsed is not None:
+            parsed[path] = source
     site = source.locate(qualname, line)
     lines = {line, *(source.site_lines(site) if site is not None else ())}
     for candidate in sorted(lines):
@@ -78,18 +90,21 @@ def suppressing_line(text: str, path: str, qualname: str, line: int) -> int | No
     return None
 
 
-def honour_plan_suppressions(plan: Plan, sources: Mapping[str, str]) -> Plan:
+def honour_plan_suppressions(
+    plan: Plan, sources: Mapping[str, str], parsed: dict[str, Source] | None = None
+) -> Plan:
     """``plan`` with every suppressed function's entry turned into "leave it as it is".
 
     ``sources`` maps the plan's paths to the current text. Used wherever a plan is
     consumed (``fix --profile``, ``explain``), so a suppression means the same there
-    as in ``check``.
+    as in ``check``. ``parsed``: the files' parses so far (path -> Source).
     """
+    parsed = {} if parsed is None else parsed
     out = []
     for entry in plan.functions:
         text = sources.get(entry.path)
         where = (
-            suppressing_line(text, entry.path, entry.qualname, entry.line)
+            suppressing_line(text, entry.path, entry.qualname, entry.line, parsed)
             if text is not None
             else None
         )
