@@ -1,10 +1,12 @@
-"""One ``autosig fix`` run: what it resolves once and every stage shares.
+"""One ``autosig fix`` run: what it resolves once and every stage shares, and the run.
 
 The files reached from the PATH arguments, the profile, the project root its paths
 are relative to, the inference options and the plan are resolved here once; planning,
 fixing (``rewrite.batch``), the ``--verify`` gate and the report read them from the
-session instead of working them out again. The command (``cli/fix.py``) reads the
-options, drives the session and prints. Warnings go to the ``warn`` it is given.
+session instead of working them out again. ``FixSession.run`` collects the files,
+plans, fixes, gates (``--verify``: the gate the command hands it), writes the files or
+the patch and places the report's lines; it returns a ``FixOutcome`` that the command
+(``cli/fix.py``) prints. Warnings go to the ``warn`` it is given.
 """
 
 from __future__ import annotations
@@ -18,9 +20,14 @@ from autosig.errors import AutosigError
 from autosig.infer.plan import Plan
 from autosig.profile.format import candidate_roots, load_profile
 from autosig.rewrite.batch import FixTask, fix_all, plan_for
-from autosig.rewrite.call_site_report import call_site_paths, callee_sources
+from autosig.rewrite.call_site_report import call_site_paths, callee_sources, mark_unhelped
+from autosig.rewrite.patch import display_path, unified_diff, write_patch
+from autosig.rewrite.report_lines import place
+from autosig.rewrite.summary import patch_header
+from autosig.source.collect import CollectedFile, collect
 from autosig.source.config import Config
-from autosig.source.files import SourceFile
+from autosig.source.files import SizeNotice, SourceFile, read_source, write_source
+from autosig.source.sites import Finding
 
 if TYPE_CHECKING:
     from autosig.rewrite.engine import FixResult
@@ -37,6 +44,57 @@ class FixFile:
     """Path as the profile names it: relative to the profile's project root."""
     select: tuple[str, ...] | None
     ignore: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class FixRequest:
+    """What the command asks of one run (its options, read)."""
+
+    paths: Sequence[Path]
+    profile_path: Path | None = None
+    select: tuple[str, ...] | None = None
+    ignore: tuple[str, ...] | None = None
+    exclude: tuple[str, ...] = ()
+    max_file_size: int | None = None
+    """None: the config's; 0: no limit."""
+    jobs: int | None = None
+    """None: the config's."""
+    quiet: bool = False
+    verify: bool = False
+    dry_run: bool = False
+    """``--diff`` or ``--patch-out``: write no source file."""
+    patch_out: Path | None = None
+
+
+Gate = Callable[["FixSession", list[tuple[FixFile, "FixResult"]], list[AutosigError]], Any]
+"""``fix --verify``'s gate (``verify.fix_gate.gate``): keeps in the results what
+verified and returns (verified, withheld, not run)."""
+
+
+@dataclass
+class FixOutcome:
+    """What one run did, for the command to print."""
+
+    by_file: list[tuple[FixFile, FixResult]]
+    """Each file fixed (and written, unless a dry run) with its result."""
+    files: list[FixFile]
+    """Every file fixed, the call-site files among them."""
+    errors: list[AutosigError]
+    diff: str
+    seen: int
+    """Python files found under the paths."""
+    skipped: list[SizeNotice]
+    verification: tuple[int, int, int] | None = None
+    patch_written: bool = False
+
+    @property
+    def results(self) -> list[FixResult]:
+        return [result for _, result in self.by_file]
+
+    @property
+    def remaining(self) -> list[Finding]:
+        """The findings left open, file by file."""
+        return [finding for _, result in self.by_file for finding in result.findings]
 
 
 def profile_relative(path: Path, root: Path) -> str:
@@ -63,6 +121,91 @@ class FixSession:
     options: Any = None
     """``InferOptions`` (with a profile)."""
     plan: Plan | None = None
+
+    def run(self, request: FixRequest, gate: Gate | None = None) -> FixOutcome:
+        """Collect, plan, fix, gate (``gate``: ``--verify``), write and place the report
+        lines of one run. Raises AutosigError for what stops the whole run (a bad
+        profile, a failed verification setup); a file's own error is in the outcome."""
+        errors: list[AutosigError] = []
+        others: list[FixFile] = []  # files without a tf.function: call sites of a plan?
+        profiled = request.profile_path is not None
+        files, seen, skipped = self.collect(request, errors, others if profiled else None)
+        if request.profile_path is not None:
+            files.extend(
+                self.plan_profile(
+                    request.profile_path,
+                    files,
+                    request.select,
+                    request.ignore,
+                    # an unsafe fix: evidence, not proof
+                    try_uncertain=request.verify and self.unsafe,
+                    others=others,
+                )
+            )
+        if seen == 0 and not errors and not request.quiet:  # as check says it
+            self.warn("warning: no Python files found under the given paths")
+        jobs = request.jobs if request.jobs is not None else self.config.jobs
+        by_file: list[tuple[FixFile, FixResult]] = []
+        for file, outcome in zip(
+            files, self.fix(files, jobs, progress=not request.quiet), strict=True
+        ):
+            if isinstance(outcome, AutosigError):
+                errors.append(outcome)
+            else:
+                by_file.append((file, outcome))
+        verification = gate(self, by_file, errors) if gate is not None else None
+        diff = "".join(
+            unified_diff(file.source.text, result.new_text, file.display)
+            for file, result in by_file
+            if result.changed
+        )
+        patch_written = self._write_patch(request.patch_out, by_file, diff, errors)
+        if not request.dry_run:
+            by_file = _write(by_file, errors)
+        mark_unhelped(self.plan, {file.profile_rel: result for file, result in by_file})
+        errors.extend(_stale_errors([result for _, result in by_file], request.profile_path))
+        for file, result in by_file:
+            # report lines are lines of the files as they now are
+            place(result, file.source.text, on_disk=request.dry_run)
+        return FixOutcome(by_file, files, errors, diff, seen, skipped, verification, patch_written)
+
+    def collect(
+        self,
+        request: FixRequest,
+        errors: list[AutosigError],
+        others: list[FixFile] | None = None,
+    ) -> tuple[list[FixFile], int, list[SizeNotice]]:
+        """Every Python file under the paths that may hold a tf.function, read (the
+        collector ``check`` uses too: ``source.collect``); how many Python files there
+        were in all; and those skipped.
+
+        Files over the size limit are left out with a warning, and large ones get a
+        note (unless quiet) before the slow work starts. The files the text prefilter
+        leaves out go to ``others``: a profile's call-site plan may still rewrite calls
+        in them.
+        """
+
+        def tell(notice: SizeNotice) -> None:
+            if notice.skipped or not request.quiet:
+                self.warn(str(notice))
+
+        limit = request.max_file_size
+        found = collect(
+            request.paths,
+            self.config,
+            select=request.select,
+            ignore=request.ignore,
+            exclude=request.exclude,
+            max_file_size=self.config.max_file_size if limit is None else limit,
+            on_notice=tell,
+            keep_others=others is not None,
+            name=display_path,
+        )
+        errors.extend(found.errors)
+        files = _read(found.files, errors)
+        if others is not None:
+            others.extend(_read(found.others, errors))
+        return files, found.seen, found.skipped
 
     def plan_profile(
         self,
@@ -157,6 +300,24 @@ class FixSession:
             )
         return lines
 
+    @staticmethod
+    def _write_patch(
+        patch_out: Path | None,
+        by_file: list[tuple[FixFile, FixResult]],
+        diff: str,
+        errors: list[AutosigError],
+    ) -> bool:
+        """Write the diff to ``patch_out`` (``--patch-out``); True when it was written."""
+        if patch_out is None:
+            return False
+        try:
+            header = patch_header([result for _, result in by_file]) if diff else ""
+            write_patch(patch_out, header + diff)
+        except AutosigError as exc:
+            errors.append(exc)
+            return False
+        return True
+
     def _profile_root(self, profile: Any, profile_path: Path, files: list[FixFile]) -> Path:
         """The directory the profile's relative paths are relative to, for these files.
 
@@ -189,3 +350,57 @@ class FixSession:
 
         options = InferOptions.from_config(self.config, root, self.relax)
         return replace(options, try_uncertain=try_uncertain)
+
+
+def _read(collected: Sequence[CollectedFile], errors: list[AutosigError]) -> list[FixFile]:
+    """The collected files as sources to fix (decoding errors go to ``errors``)."""
+    files: list[FixFile] = []
+    for item in collected:
+        try:
+            source = read_source(item.path, item.data)
+        except AutosigError as exc:
+            errors.append(exc)
+            continue
+        files.append(FixFile(source, display_path(item.path), "", item.select, item.ignore))
+    return files
+
+
+def _write(
+    by_file: list[tuple[FixFile, FixResult]], errors: list[AutosigError]
+) -> list[tuple[FixFile, FixResult]]:
+    """Write every changed file (atomically); the files written or unchanged."""
+    written: list[tuple[FixFile, FixResult]] = []
+    for file, result in by_file:
+        if not result.changed:
+            written.append((file, result))
+            continue
+        try:
+            write_source(file.source, result.new_text)
+            written.append((file, result))
+        except AutosigError as exc:
+            errors.append(exc)
+    return written
+
+
+def _stale_errors(results: Sequence[FixResult], profile_path: Path | None) -> list[AutosigError]:
+    """One error per function changed since profiling (the README's exit 2), said once.
+
+    The engine's own "not fixed: changed since ..." line is dropped from the file's
+    summary so the function is named once, as an error.
+    """
+    out: list[AutosigError] = []
+    for result in results:
+        for qualname in dict.fromkeys(result.stale):
+            out.append(
+                AutosigError(
+                    f"{qualname} changed since {profile_path} was recorded: not fixed from "
+                    "the profile (re-run autosig profile)",
+                    result.path,
+                )
+            )
+            result.left = [
+                item
+                for item in result.left
+                if not (item.startswith(f"{qualname} (line ") and "since it was profiled" in item)
+            ]
+    return out
