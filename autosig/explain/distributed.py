@@ -15,8 +15,9 @@ from collections.abc import Callable
 from autosig.infer.plan import FunctionPlan
 from autosig.infer.retrace_sim import reduce_retracing_traces
 from autosig.infer.specs import ElementSpecNode
-from autosig.profile.describe_distributed import distributed_params, replicas_of
+from autosig.profile.describe_distributed import distributed_params
 from autosig.profile.format import FunctionRecord, Value
+from autosig.profile.value_tree import leaves, replicas_of
 
 REPLICA_SHAPE = "replica_shape"
 """``Change.what`` of a per-replica shape change."""
@@ -126,14 +127,8 @@ def distributed_note(record: FunctionRecord, plan: FunctionPlan | None, command:
 def _replica_count(record: FunctionRecord, name: str) -> int | None:
     counts = set()
     for signature in record.signatures:
-        stack = [signature.args.get(name)]
-        while stack:
-            value = stack.pop()
-            if not isinstance(value, dict):
-                continue
-            replicas = replicas_of(value)
+        for _, leaf in leaves(signature.args.get(name)):
+            replicas = replicas_of(leaf)
             if replicas is not None:
                 counts.add(len(replicas))
-            items = value.get("items")
-            stack.extend(items.values() if isinstance(items, dict) else items or [])
     return counts.pop() if len(counts) == 1 else None

@@ -49,6 +49,7 @@ from autosig.profile.format import (
     TraceEvent,
     Value,
 )
+from autosig.profile.value_tree import count_leaves, step
 from autosig.text import plural
 
 KIND_NAMES = {
@@ -258,11 +259,9 @@ def diff_values(path: str, a: Value, b: Value) -> list[Change]:
             return [
                 Change(path, "structure", f"{path}: {ka} of {la} -> {lb} items", weight=_w(a, b))
             ]
-        fields = b.get("fields") if ka == "namedtuple" else None
         out = []
         for i, (x, y) in enumerate(zip(ia, ib, strict=False)):
-            sub = f"{path}.{fields[i]}" if fields and i < len(fields) else f"{path}[{i}]"
-            out.extend(diff_values(sub, x, y))
+            out.extend(diff_values(path + step(b, i), x, y))
         return out
     if ka == "dict":
         ia, ib = a.get("items", {}), b.get("items", {})
@@ -277,25 +276,13 @@ def diff_values(path: str, a: Value, b: Value) -> list[Change]:
             return [Change(path, "structure", f"{path}: " + "; ".join(parts), weight=_w(a, b))]
         out = []
         for k in ib:
-            out.extend(diff_values(f"{path}[{k!r}]", ia[k], ib[k]))
+            out.extend(diff_values(path + step(b, k), ia[k], ib[k]))
         return out
     return []
 
 
-def leaves(v: Any) -> int:
-    """Number of leaf values in a described value."""
-    if not isinstance(v, dict):
-        return 1
-    kind = v.get("kind")
-    if kind in ("tuple", "list", "namedtuple"):
-        return sum(leaves(i) for i in v.get("items", [])) or 1
-    if kind == "dict":
-        return sum(leaves(i) for i in v.get("items", {}).values()) or 1
-    return 1
-
-
 def _w(a: Value, b: Value) -> int:
-    return leaves(a) + leaves(b)
+    return count_leaves(a) + count_leaves(b)
 
 
 def _clip(text: Any, limit: int = 80) -> str:

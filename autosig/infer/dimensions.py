@@ -35,8 +35,8 @@ from autosig.infer.specs import (
     TensorSpecNode,
     TupleNode,
 )
-from autosig.profile.describe_distributed import replicas_of
-from autosig.profile.format import TENSOR_KINDS, FunctionRecord, Value
+from autosig.profile.format import TENSOR_KINDS, FunctionRecord
+from autosig.profile.value_tree import is_container, leaves
 from autosig.source.discover import FunctionSite, Source
 from autosig.source.project_modules import ModuleResolver
 from autosig.text import plural
@@ -90,30 +90,16 @@ class ShapeDecision:
         return out
 
 
-def _tensor_shapes(value: Value, path: str = "") -> Iterator[tuple[str, Any]]:
-    """(where in the argument, shape) of every tensor inside one recorded value."""
-    kind = value.get("kind")
-    if kind in TENSOR_KINDS:
-        shape = value.get("shape")
-        yield path, None if shape is None else tuple(shape)
-    for index, replica in enumerate(replicas_of(value) or ()):
-        yield from _tensor_shapes(replica, f"{path}(replica {index})")
-    items = value.get("items")
-    if isinstance(items, dict):
-        for key, item in items.items():
-            yield from _tensor_shapes(item, f"{path}[{key!r}]")
-    elif isinstance(items, list):
-        for index, item in enumerate(items):
-            yield from _tensor_shapes(item, f"{path}[{index}]")
-
-
 def tensor_shapes(record: FunctionRecord) -> dict[str, dict[str, set[Any]]]:
     """Parameter -> place inside it -> the shapes seen there, over every call signature."""
     out: dict[str, dict[str, set[Any]]] = {}
     for signature in record.signatures:
         for name, value in signature.args.items():
-            for path, shape in _tensor_shapes(value):
-                out.setdefault(name, {}).setdefault(path, set()).add(shape)
+            for path, leaf in leaves(value, replicas=True):
+                if leaf.get("kind") in TENSOR_KINDS:
+                    shape = leaf.get("shape")
+                    shape = None if shape is None else tuple(shape)
+                    out.setdefault(name, {}).setdefault(path, set()).add(shape)
     return out
 
 
@@ -332,8 +318,8 @@ def _project_of(modules: ModuleResolver | None) -> tuple[OtherFiles | None, str]
 
 def _always_container(record: FunctionRecord, name: str) -> bool:
     """``name`` was a tuple, list or dict in every recorded call."""
-    kinds = {s.args[name].get("kind") for s in record.signatures if name in s.args}
-    return bool(kinds) and kinds <= {"tuple", "list", "dict", "namedtuple"}
+    values = [s.args[name] for s in record.signatures if name in s.args]
+    return bool(values) and all(is_container(v) for v in values)
 
 
 def _leaves(spec: SpecNode) -> Iterator[TensorLeaf]:

@@ -60,6 +60,7 @@ from autosig.infer.specs import (
     varying_text,
 )
 from autosig.profile.format import MAX_PYTHON_VALUES, FunctionRecord, ParamInfo, Value
+from autosig.profile.value_tree import leaves, step
 from autosig.text import plural
 
 if TYPE_CHECKING:
@@ -222,16 +223,17 @@ def _container_leaf(observations: Sequence[Observation], where: str, relax: str,
             cause=f"{where} changes structure",
             variety=len(layouts),
         )
-    first = observations[0][0]["items"]
+    value = observations[0][0]
+    first = value["items"]
     parts: list[tuple[Any, Leaf]] = []
     if kind == "dict":
         for key in sorted(first):
             sub = [(v["items"][key], c) for v, c in observations]
-            parts.append((key, infer_leaf(sub, f"{where}[{key!r}]", relax, nested=True)))
+            parts.append((key, infer_leaf(sub, where + step(value, key), relax, nested=True)))
     else:
         for index in range(len(first)):
             sub = [(v["items"][index], c) for v, c in observations]
-            parts.append((index, infer_leaf(sub, f"{where}[{index}]", relax, nested=True)))
+            parts.append((index, infer_leaf(sub, where + step(value, index), relax, nested=True)))
     leaf = Leaf(variety=1)
     for _, part in parts:
         leaf.findings.extend(part.findings)
@@ -742,14 +744,9 @@ def traced_once(record: FunctionRecord) -> str | None:
 
 
 def has_numpy_float64(record: FunctionRecord, name: str) -> bool:
-    def walk(value: Value) -> bool:
-        if value.get("kind") == "numpy" and value.get("dtype") == "float64":
-            return True
-        items = value.get("items")
-        if isinstance(items, dict):
-            return any(walk(v) for v in items.values())
-        if isinstance(items, list):
-            return any(walk(v) for v in items)
-        return False
-
-    return any(walk(sig.args[name]) for sig in record.signatures if name in sig.args)
+    return any(
+        leaf.get("kind") == "numpy" and leaf.get("dtype") == "float64"
+        for sig in record.signatures
+        if name in sig.args
+        for _, leaf in leaves(sig.args[name])
+    )

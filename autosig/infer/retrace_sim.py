@@ -21,8 +21,8 @@ from __future__ import annotations
 from typing import Any
 
 from autosig.infer.specs import shape_supertype
-from autosig.profile.describe_distributed import replicas_of
 from autosig.profile.format import TENSOR_KINDS, FunctionRecord, Value
+from autosig.profile.value_tree import SEQUENCES, children, replicas_of
 
 Type = tuple[Any, ...]
 """A hashable trace type: ("tensor", kind, dtype, shape) | ("python", type, value) |
@@ -45,16 +45,14 @@ def trace_type(value: Value) -> Type:
         if value.get("varied"):
             raise NotReplayable("folded Python values")
         return ("python", value.get("type"), _hashable(value.get("value")))
-    if kind in ("tuple", "list", "namedtuple"):
+    if kind in (*SEQUENCES, "dict"):
         if "length" in value:
             raise NotReplayable("long container")
-        items = tuple(trace_type(v) for v in value.get("items", []))
-        return ("seq", kind, str(value.get("type", "")), items)
-    if kind == "dict":
-        if "length" in value:
-            raise NotReplayable("long container")
-        items = value.get("items", {})
-        return ("dict", tuple(items), tuple(trace_type(items[k]) for k in items))
+        items = children(value)
+        types = tuple(trace_type(v) for _, v in items)
+        if kind == "dict":
+            return ("dict", tuple(k for k, _ in items), types)
+        return ("seq", kind, str(value.get("type", "")), types)
     replicas = replicas_of(value)
     if replicas is not None:
         return ("replicas", str(value.get("type")), tuple(trace_type(r) for r in replicas))

@@ -16,6 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from autosig.profile.format import FunctionRecord, Value
+from autosig.profile.value_tree import children, replicas_of
 
 Describer = Any
 """``autosig.profile.describe.Describer`` (which imports this module: not imported back)."""
@@ -53,29 +54,14 @@ def distributed_value(describer: Describer, token: tuple[Any, ...]) -> Value:
     return out
 
 
-def replicas_of(value: Any) -> list[Value] | None:
-    """The per-replica descriptions of a recorded value, None for anything else."""
-    if not isinstance(value, dict) or value.get("kind") != "object":
-        return None
-    replicas = value.get("replicas")
-    if not isinstance(replicas, list) or not replicas:
-        return None
-    if not all(isinstance(r, dict) for r in replicas):
-        return None
-    return replicas
-
-
 def is_distributed(value: Value) -> bool:
     """A PerReplica (or a tuple/list/dict of them): one element of a distributed dataset."""
     if replicas_of(value) is not None:
         return True
-    kind = value.get("kind")
-    items = value.get("items")
-    if kind in ("tuple", "list") and isinstance(items, list) and items and "length" not in value:
-        return all(isinstance(i, dict) and is_distributed(i) for i in items)
-    if kind == "dict" and isinstance(items, dict) and items and "length" not in value:
-        return all(isinstance(i, dict) and is_distributed(i) for i in items.values())
-    return False
+    items = children(value) if value.get("kind") in ("tuple", "list", "dict") else []
+    if not items or "length" in value:
+        return False
+    return all(isinstance(i, dict) and is_distributed(i) for _, i in items)
 
 
 def distributed_params(record: FunctionRecord) -> list[str]:

@@ -19,6 +19,7 @@ from typing import Any
 from autosig.errors import AutosigError
 from autosig.profile.describe import type_name
 from autosig.profile.format import Value, load_profile
+from autosig.profile.value_tree import children, leaves, map_leaves
 from autosig.source.files import atomic_write_bytes
 
 MAX_ARRAY_BYTES = int(os.environ.get("AUTOSIG_SAMPLE_MAX_ARRAY_BYTES", 1 << 20))
@@ -145,56 +146,55 @@ def array_keys(value: Value | None) -> Iterable[str]:
     """Every ``.npz`` key a sample structure refers to."""
     if not isinstance(value, dict):
         return
-    kind = value.get("kind")
-    if kind == "array":
-        yield value["key"]
-    elif kind == "ragged_array":
-        yield value["values"]
-        yield from value["row_splits"]
-    elif kind == "sparse_array":
-        yield value["indices"]
-        yield value["values"]
-        yield value["dense_shape"]
-    elif kind in ("tuple", "list", "namedtuple"):
-        for item in value["items"]:
-            yield from array_keys(item)
-    elif kind == "dict":
-        for item in value["items"].values():
-            yield from array_keys(item)
-    elif kind is None:  # a Sample.args mapping: parameter -> value
+    if value.get("kind") is None:  # a Sample.args mapping: parameter -> value
         for item in value.values():
             yield from array_keys(item)
+        return
+    for _, leaf in leaves(value):
+        kind = leaf.get("kind") if isinstance(leaf, dict) else None
+        if kind == "array":
+            yield leaf["key"]
+        elif kind == "ragged_array":
+            yield leaf["values"]
+            yield from leaf["row_splits"]
+        elif kind == "sparse_array":
+            yield leaf["indices"]
+            yield leaf["values"]
+            yield leaf["dense_shape"]
+        elif kind is None:
+            yield from array_keys(leaf)
 
 
 def rename_keys(value: Any, mapping: Callable[[str], str]) -> Any:
     """A copy of a sample structure with every array key passed through ``mapping``."""
     if isinstance(value, list):
         return [rename_keys(v, mapping) for v in value]
-    if not isinstance(value, dict):
-        return value
-    kind = value.get("kind")
+    if isinstance(value, dict) and value.get("kind") is None:  # parameter -> value
+        return {k: rename_keys(v, mapping) for k, v in value.items()}
+    return map_leaves(value, lambda leaf: _renamed(leaf, mapping))
+
+
+def _renamed(leaf: Any, mapping: Callable[[str], str]) -> Any:
+    """One leaf of a sample structure with its array keys passed through ``mapping``."""
+    kind = leaf.get("kind") if isinstance(leaf, dict) else ""
     if kind == "array":
-        return {**value, "key": mapping(value["key"])}
+        return {**leaf, "key": mapping(leaf["key"])}
     if kind == "ragged_array":
         return {
-            **value,
-            "values": mapping(value["values"]),
-            "row_splits": [mapping(k) for k in value["row_splits"]],
+            **leaf,
+            "values": mapping(leaf["values"]),
+            "row_splits": [mapping(k) for k in leaf["row_splits"]],
         }
     if kind == "sparse_array":
         return {
-            **value,
-            "indices": mapping(value["indices"]),
-            "values": mapping(value["values"]),
-            "dense_shape": mapping(value["dense_shape"]),
+            **leaf,
+            "indices": mapping(leaf["indices"]),
+            "values": mapping(leaf["values"]),
+            "dense_shape": mapping(leaf["dense_shape"]),
         }
-    if kind in ("tuple", "list", "namedtuple"):
-        return {**value, "items": [rename_keys(v, mapping) for v in value["items"]]}
-    if kind == "dict":
-        return {**value, "items": {k: rename_keys(v, mapping) for k, v in value["items"].items()}}
-    if kind is None:
-        return {k: rename_keys(v, mapping) for k, v in value.items()}
-    return value
+    if isinstance(leaf, list) or kind is None:
+        return rename_keys(leaf, mapping)
+    return leaf
 
 
 def save_arrays(arrays: dict[str, Any], path: Path | str) -> None:
@@ -265,13 +265,12 @@ def rebuild(value: Value, arrays: dict[str, Any], *, tensors: bool = False) -> A
 
             return tf.SparseTensor(**parts)
         return parts
-    if kind in ("tuple", "list"):
-        items = [rebuild(v, arrays, tensors=tensors) for v in value["items"]]
-        return tuple(items) if kind == "tuple" else items
     if kind == "dict":
-        return {k: rebuild(v, arrays, tensors=tensors) for k, v in value["items"].items()}
+        return {k: rebuild(v, arrays, tensors=tensors) for k, v in children(value)}
+    items = [rebuild(v, arrays, tensors=tensors) for _, v in children(value)]
+    if kind in ("tuple", "list"):
+        return tuple(items) if kind == "tuple" else items
     if kind == "namedtuple":
-        items = [rebuild(v, arrays, tensors=tensors) for v in value["items"]]
         cls = _import_type(value.get("type", ""))
         if cls is not None and getattr(cls, "_fields", None) == tuple(value.get("fields", [])):
             return cls(*items)

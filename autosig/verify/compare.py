@@ -22,6 +22,7 @@ from typing import Any, Literal
 import numpy as np
 
 from autosig.profile.format import Sample, Value
+from autosig.profile.value_tree import children, step
 from autosig.text import number
 from autosig.verify.arrays import (
     LeafResult,
@@ -102,16 +103,16 @@ def _leaf_pairs(
         if kind_a == "namedtuple" and old.get("fields") != new.get("fields"):
             yield where, old, new, "namedtuple fields differ"
             return
-        for index, (a, b) in enumerate(zip(items_a, items_b, strict=True)):
-            yield from _leaf_pairs(a, b, f"{where}[{index}]")
+        for (index, a), (_, b) in zip(children(old), children(new), strict=True):
+            yield from _leaf_pairs(a, b, where + step(old, index, fields=False))
         return
     if kind_a == "dict":
         keys_a, keys_b = list(old["items"]), list(new["items"])
         if sorted(keys_a) != sorted(keys_b):
             yield where, old, new, f"dict keys {sorted(keys_a)} -> {sorted(keys_b)}"
             return
-        for key in keys_a:
-            yield from _leaf_pairs(old["items"][key], new["items"][key], f"{where}[{key!r}]")
+        for key, a in children(old):
+            yield from _leaf_pairs(a, new["items"][key], where + step(old, key))
         return
     yield where, old, new, None
 

@@ -49,6 +49,7 @@ from autosig.errors import AutosigError
 from autosig.infer.plan import Plan
 from autosig.infer.planner import infer_function, infer_plan
 from autosig.profile.format import Profile
+from autosig.profile.value_tree import leaves
 from autosig.verify.candidate import (
     Candidate,
     build_candidate,
@@ -171,16 +172,10 @@ def _python_params(profile: Profile, path: str, qualname: str) -> list[str]:
 
 
 def _has_python(value: Any) -> bool:
-    if not isinstance(value, dict):
-        return False
-    if value.get("kind") == "python":
-        return value.get("type") != "NoneType"
-    items = value.get("items")
-    if isinstance(items, list):
-        return any(_has_python(v) for v in items)
-    if isinstance(items, dict):
-        return any(_has_python(v) for v in items.values())
-    return False
+    return any(
+        isinstance(leaf, dict) and leaf.get("kind") == "python" and leaf.get("type") != "NoneType"
+        for _, leaf in leaves(value)
+    )
 
 
 def gate_fixes(

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from autosig.profile.format import Value
+from autosig.profile.value_tree import leaves
 
 INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
 TENSOR_LEAF_KINDS = ("tensor", "numpy")
@@ -93,23 +94,8 @@ def alternate_sizes(size: int) -> list[int]:
     return [size + 1, 1]
 
 
-def value_leaves(path: str, value: Value) -> Iterator[tuple[str, Value]]:
-    """``(path, leaf)`` of a described value, with the paths ``explain`` uses."""
-    kind = value.get("kind") if isinstance(value, dict) else None
-    if kind in ("tuple", "list", "namedtuple"):
-        fields = value.get("fields") if kind == "namedtuple" else None
-        for i, item in enumerate(value.get("items", [])):
-            sub = f"{path}.{fields[i]}" if fields and i < len(fields) else f"{path}[{i}]"
-            yield from value_leaves(sub, item)
-    elif kind == "dict":
-        for key, item in value.get("items", {}).items():
-            yield from value_leaves(f"{path}[{key!r}]", item)
-    else:
-        yield path, value
-
-
 def signature_leaves(args: Mapping[str, Value]) -> dict[str, Value]:
-    return {path: leaf for name, v in args.items() for path, leaf in value_leaves(name, v)}
+    return {path: leaf for name, v in args.items() for path, leaf in leaves(v, name)}
 
 
 def plan_round(
@@ -234,7 +220,7 @@ def float32_keeps_digits(value: int | float) -> bool:
 
 def python_numbers(path: str, value: Any) -> Iterator[tuple[str, int | float]]:
     """``(path, number)`` for every Python int or float (not bool) in a live argument,
-    with the same paths as ``value_leaves`` (namedtuple fields by name)."""
+    with the same paths as ``value_tree.leaves`` (namedtuple fields by name)."""
     t = type(value)
     if t is int or t is float:
         yield path, value
