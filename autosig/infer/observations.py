@@ -60,7 +60,7 @@ from autosig.infer.specs import (
     varying_text,
 )
 from autosig.profile.format import MAX_PYTHON_VALUES, FunctionRecord, ParamInfo, Value
-from autosig.profile.value_tree import leaves, step
+from autosig.profile.value_tree import children, leaves, step
 from autosig.text import plural
 
 if TYPE_CHECKING:
@@ -223,17 +223,13 @@ def _container_leaf(observations: Sequence[Observation], where: str, relax: str,
             cause=f"{where} changes structure",
             variety=len(layouts),
         )
-    value = observations[0][0]
-    first = value["items"]
+    value = observations[0][0]  # every call has its layout (same keys or length)
+    keys = [key for key, _ in children(value)]
+    named = [(key, where + step(value, key)) for key in (sorted(keys) if kind == "dict" else keys)]
     parts: list[tuple[Any, Leaf]] = []
-    if kind == "dict":
-        for key in sorted(first):
-            sub = [(v["items"][key], c) for v, c in observations]
-            parts.append((key, infer_leaf(sub, where + step(value, key), relax, nested=True)))
-    else:
-        for index in range(len(first)):
-            sub = [(v["items"][index], c) for v, c in observations]
-            parts.append((index, infer_leaf(sub, where + step(value, index), relax, nested=True)))
+    for key, name in named:
+        sub = [(v["items"][key], c) for v, c in observations]
+        parts.append((key, infer_leaf(sub, name, relax, nested=True)))
     leaf = Leaf(variety=1)
     for _, part in parts:
         leaf.findings.extend(part.findings)
