@@ -2,7 +2,8 @@
 
 Which dimensions traced code reads statically (``shape_reads``), where it needs a Python
 value (``python_values``), what TensorFlow APIs do with their arguments (``tf_apis``),
-where an ``optimizer.build(...)`` may go (``optimizer_build``), which distributed dataset
+where an ``optimizer.build(...)`` may go (``optimizer_build``) and how a lazily built
+Keras model is built before a step's first call (``model_build``), which distributed dataset
 a step's calls take elements of (``dataset_elements``), and what the project's other
 files write (``project_writes``, ``attribute_writes``). Pure: libcst, ``ast`` and
 tokens over the user's text, never a profile, never TensorFlow, never the user's code.

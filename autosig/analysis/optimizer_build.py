@@ -103,6 +103,16 @@ class _Ref:
     value: cst.BaseExpression
 
 
+def applies_gradients(function: cst.FunctionDef | cst.Lambda) -> bool:
+    """``function`` calls an optimizer's ``apply_gradients``/``apply``."""
+    return any(
+        isinstance(c, cst.Call)
+        and isinstance(c.func, cst.Attribute)
+        and c.func.attr.value in APPLY_METHODS
+        for c in iter_tree(function)
+    )
+
+
 def plan_optimizer_build(
     ctx: MetadataView, function: cst.FunctionDef | cst.Lambda
 ) -> OptimizerBuild | NoBuild:

@@ -20,8 +20,8 @@ The modules, in the order the data flows:
   ``distributed_inputs``, ``action``, ``call_site_plan``, ``findings``: the planner's
   steps, in its order.
 - ``planner``: the entry points ``infer_plan`` and ``infer_function``.
-- ``build_first``: variables created on the first call, and the ``optimizer.build``
-  that removes those retraces.
+- ``build_first``: variables created on the first call, and the model builds and
+  ``optimizer.build`` that remove those retraces.
 - ``planning``: ``plan_fixes``, the plan ``fix`` applies (with builds, suppressions and
   the selected codes), shared by ``explain`` and ``verify``.
 - ``retrace_sim``: how many traces ``reduce_retracing`` would make, replayed.

@@ -17,12 +17,13 @@ import re
 from collections import defaultdict
 from collections.abc import Mapping
 
-from libcst.metadata import MetadataWrapper
+import libcst as cst
 
-from autosig.analysis.optimizer_build import NoBuild, plan_optimizer_build
-from autosig.infer.plan import BuildFirst, FunctionPlan, Plan
-from autosig.profile.format import FunctionRecord, Profile
-from autosig.source.discover import Source
+from autosig.analysis.model_build import ModelInput, plan_model_build, with_edits
+from autosig.analysis.optimizer_build import NoBuild, applies_gradients, plan_optimizer_build
+from autosig.infer.plan import BuildFirst, FunctionPlan, ModelBuild, Plan
+from autosig.profile.format import TENSOR_KINDS, FunctionRecord, Profile
+from autosig.source.discover import FunctionSite, Source
 from autosig.source.metadata import MetadataView
 
 KERAS3_SINCE = (2, 16)
@@ -98,7 +99,7 @@ def with_build_first(
     site = source.locate(record.qualname, record.line)
     if site is None or site.function is None:
         return entry
-    build = _plan_build(source.wrapper, site.function, tensorflow)
+    build = _plan_build(source, site, record, tensorflow)
     build = dataclasses.replace(build, retraces=repeated, only_cause=only)
     reasons = entry.reasons
     if only:
@@ -111,7 +112,10 @@ def with_build_first(
     return dataclasses.replace(entry, build_first=build, reasons=reasons)
 
 
-def _plan_build(wrapper: MetadataWrapper, function, tensorflow: str | None) -> BuildFirst:
+def _plan_build(
+    source: Source, site: FunctionSite, record: FunctionRecord, tensorflow: str | None
+) -> BuildFirst:
+    assert source.wrapper is not None and site.function is not None
     version = _version(tensorflow)
     if version is None or version < KERAS3_SINCE:
         why = (
@@ -120,10 +124,65 @@ def _plan_build(wrapper: MetadataWrapper, function, tensorflow: str | None) -> B
             else "the profile does not say which TensorFlow recorded it"
         )
         return BuildFirst(0, False, why_not=why)
-    found = plan_optimizer_build(MetadataView(wrapper), function)
+    view = MetadataView(source.wrapper)
+    function = site.function
+    optimizer = applies_gradients(function)
+    models, view, function = _plan_models(source, site, record, view)
+    found = plan_optimizer_build(view, function)
     if isinstance(found, NoBuild):
-        return BuildFirst(0, False, why_not=found.reason)
-    return BuildFirst(0, False, statement="; ".join(found.statements), line=found.line)
+        return BuildFirst(0, False, why_not=found.reason, models=models, optimizer=optimizer)
+    line = found.line
+    if models is not None and models.statements:
+        inserted = len(models.statements)
+        line = line if line <= models.line else max(models.line, line - inserted)
+    return BuildFirst(
+        0,
+        False,
+        statement="; ".join(found.statements),
+        line=line,
+        models=models,
+        optimizer=optimizer,
+    )
+
+
+def _plan_models(
+    source: Source, site: FunctionSite, record: FunctionRecord, view: MetadataView
+) -> tuple[ModelBuild | None, MetadataView, cst.FunctionDef | cst.Lambda]:
+    """The models the first call builds and their builds, with the file as it reads once
+    they are inserted (the optimizer's build goes after them)."""
+    assert site.function is not None
+    inputs = first_call_inputs(record)
+    found = plan_model_build(view, site.function, inputs)
+    as_data = tuple((name, i.shape, i.dtype) for name, i in sorted(inputs.items()))
+    if found is None:
+        return None, view, site.function
+    if isinstance(found, NoBuild):
+        return ModelBuild(as_data, why_not=found.reason), view, site.function
+    models = ModelBuild(as_data, found.statements, found.line, found.unsafe)
+    built = Source.parse(with_edits(view.module, found.edits).code, site.site.path)
+    again = built.locate(site.site.qualname, site.site.line + len(found.statements))
+    if built.wrapper is None or again is None or again.function is None:
+        return models, view, site.function
+    return models, MetadataView(built.wrapper), again.function
+
+
+def first_call_inputs(record: FunctionRecord) -> dict[str, ModelInput]:
+    """Each tensor parameter's shape and dtype on the call traced twice (the first call,
+    whose trace built the variables)."""
+    for before, event in zip(record.trace_events, record.trace_events[1:], strict=False):
+        if event.call == before.call and event.signature is not None:
+            if event.signature >= len(record.signatures):
+                return {}
+            args = record.signatures[event.signature].args
+            return {
+                name: ModelInput(tuple(value["shape"]), value["dtype"])
+                for name, value in args.items()
+                if value.get("kind") in TENSOR_KINDS
+                and isinstance(value.get("shape"), list)
+                and all(isinstance(d, int) for d in value["shape"])
+                and isinstance(value.get("dtype"), str)
+            }
+    return {}
 
 
 def _version(text: str | None) -> tuple[int, int] | None:

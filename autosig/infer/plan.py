@@ -148,9 +148,35 @@ def sites_text(sites: tuple[CallSite, ...] | list[CallSite]) -> str:
 
 
 @dataclass(frozen=True)
+class ModelBuild:
+    """Keras models or layers the first call builds, and what fix inserts to build them
+    before it (``autosig.analysis.model_build``)."""
+
+    inputs: tuple[tuple[str, tuple[int | None, ...], str], ...] = ()
+    """(parameter, shape, dtype) on the call that built them: the fix finds its edit
+    again from these on each pass."""
+    statements: tuple[str, ...] = ()
+    """What fix inserts (``model.build((None, 8))``, ``model(tf.zeros((32, 8), tf.float32))``);
+    empty: nothing."""
+    line: int = 0
+    """The line they go after."""
+    unsafe: str | None = None
+    """Why building earlier may change results (then only ``--unsafe-fixes`` writes it)."""
+    why_not: str = ""
+    """Why nothing is inserted, when ``statements`` is empty."""
+
+    def advice(self) -> str:
+        if self.statements:
+            text = f"autosig fix inserts `{'`, `'.join(self.statements)}` after line {self.line}"
+            return text + (f" (unsafe: {self.unsafe})" if self.unsafe else "")
+        return f"build the model before the first call (not automatic: {self.why_not})"
+
+
+@dataclass(frozen=True)
 class BuildFirst:
     """The function created variables on its first call (TensorFlow traced that call
-    again), and what fix does about it: build the optimizer before the first call."""
+    again), and what fix does about it: build the models and the optimizer before the
+    first call."""
 
     retraces: int
     """Traces the profile saw repeat a call because the first one created variables."""
@@ -162,11 +188,20 @@ class BuildFirst:
     """The line it goes after."""
     why_not: str = ""
     """Why nothing is inserted, when ``statement`` is None."""
+    models: ModelBuild | None = None
+    """Models the first call builds (None: none found)."""
+    optimizer: bool = True
+    """The function applies gradients with an optimizer (False: only models to build)."""
 
     def advice(self) -> str:
+        parts = [self.models.advice()] if self.models is not None else []
         if self.statement is not None:
-            return f"autosig fix inserts `{self.statement}` after line {self.line}"
-        return f"build the optimizer before the first call (not automatic: {self.why_not})"
+            parts.append(f"autosig fix inserts `{self.statement}` after line {self.line}")
+        elif self.optimizer or not parts:
+            parts.append(
+                f"build the optimizer before the first call (not automatic: {self.why_not})"
+            )
+        return "; then ".join(parts)
 
 
 @dataclass(frozen=True)

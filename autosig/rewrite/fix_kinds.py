@@ -44,6 +44,7 @@ PLAN_FIXES: tuple[KindEntry, ...] = (
     ),
     KindEntry(CALL_SITE, "autosig.rewrite.call_site_fix", "CallSiteFix", 0, 4),
     KindEntry("optimizer_build", "autosig.rewrite.optimizer_build_fix", "OptimizerBuildFix", 2, 1),
+    KindEntry("model_build", "autosig.rewrite.model_build_fix", "ModelBuildFix", 2, 0),
 )
 """Every kind, in the order the summary names what they did."""
 
