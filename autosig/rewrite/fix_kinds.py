@@ -43,8 +43,8 @@ PLAN_FIXES: tuple[KindEntry, ...] = (
         "reduce_retracing", "autosig.rewrite.reduce_retracing_fix", "ReduceRetracingFix", 1, 3
     ),
     KindEntry(CALL_SITE, "autosig.rewrite.call_site_fix", "CallSiteFix", 0, 4),
-    KindEntry("optimizer_build", "autosig.rewrite.optimizer_build_fix", "OptimizerBuildFix", 2, 1),
     KindEntry("model_build", "autosig.rewrite.model_build_fix", "ModelBuildFix", 2, 0),
+    KindEntry("optimizer_build", "autosig.rewrite.optimizer_build_fix", "OptimizerBuildFix", 2, 1),
 )
 """Every kind, in the order the summary names what they did."""
 
