@@ -34,9 +34,10 @@ CASES: dict[str, str] = {
     "sequential_predict": """
         import tensorflow as tf
         model = tf.keras.Sequential([tf.keras.layers.Dense(5, activation="relu"), tf.keras.layers.Dense(2)])
+        scale = tf.Variable(2.0)
         @tf.function
         def predict(x):
-            return model(x)
+            return model(x) * scale
         def run(x, y, steps):
             out = [predict(x) for _ in range(steps)]
             traces = predict.experimental_get_tracing_count()
@@ -46,9 +47,10 @@ CASES: dict[str, str] = {
     "bare_dense_layer": """
         import tensorflow as tf
         layer = tf.keras.layers.Dense(3)
+        bias = tf.constant(0.1)
         @tf.function
         def project(x):
-            return tf.nn.relu(layer(x))
+            return tf.nn.relu(layer(x) + bias)
         def run(x, y, steps):
             out = [project(x) for _ in range(steps)]
             traces = project.experimental_get_tracing_count()

@@ -31,6 +31,7 @@ def _inserted(source: str, new: str) -> list[str]:
 SEQUENTIAL = """
     import tensorflow as tf
     model = tf.keras.Sequential([tf.keras.layers.Dense(2)])
+    optimizer = tf.keras.optimizers.SGD()
     @tf.function
     def predict(x):
         return model(x)
@@ -48,6 +49,7 @@ SUBCLASSED = """
             return self.dense(x)
 
     net = Net()
+    seen = tf.keras.metrics.Mean()
 
     @tf.function
     def predict(x):
@@ -130,3 +132,13 @@ def test_explain_advice_names_both_builds() -> None:
     )
     alone = BuildFirst(1, True, why_not="no apply_gradients", models=build.models, optimizer=False)
     assert alone.advice() == "autosig fix inserts `model.build((None, 4))` after line 3"
+
+
+def test_a_build_that_would_be_the_imports_first_eager_work_is_unsafe() -> None:
+    """Measured: ``model.build`` starts TensorFlow's runtime, after which
+    ``tf.config.threading`` setters raise; a Sequential without inputs does not."""
+    alone = SEQUENTIAL.replace("    optimizer = tf.keras.optimizers.SGD()\n", "")
+    _, applied, _ = _fix(alone)
+    assert applied == []
+    _, applied, safety = _fix(alone, unsafe=True)
+    assert applied == ["model_build"] and safety == ["unsafe"]

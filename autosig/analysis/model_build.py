@@ -30,7 +30,9 @@ takes its seed from Python's ``random`` when the weight is made: measured, build
 earlier changes the weights and the program's later ``random`` numbers), or whose
 methods print, draw random numbers, store attributes outside ``__init__``/``build`` or
 declare ``global``, or that holds layers of classes not followed (project classes of
-other files); the eager call then runs that code once more. Refused (the reason
+other files); the eager call then runs that code once more. Unsafe too where a build at
+module level would be the import's first eager TensorFlow work (it starts the runtime;
+``tf.config`` threading setters called after the import then raise). Refused (the reason
 returned): a model built or changed (``add``/``pop``/``build``/``load_weights``/
 ``set_weights``) elsewhere in the file, the first call's shape unknown, no TensorFlow
 import to spell ``tf.zeros``.
@@ -137,7 +139,13 @@ def plan_model_build(
         new = [cst.parse_statement(f"{text}\n", config=config) for text in mine]
         edits[anchor] = cst.FlattenSentinel([anchor, *new])
     last = max(anchors, key=ctx.position)
-    unsafe = "; ".join(dict.fromkeys(u for _, _, u in found.values() if u))
+    why = [u for _, _, u in found.values() if u]
+    if isinstance(ctx.parent(last), cst.Module) and not _runtime_started(ctx):
+        why.append(
+            "the build is the module's first eager TensorFlow work, at import: "
+            "`tf.config` threading settings made after the import would then raise"
+        )
+    unsafe = "; ".join(dict.fromkeys(why))
     return ModelBuildEdit(tuple(statements), last, ctx.line_span(last)[-1], edits, unsafe or None)
 
 
@@ -304,6 +312,34 @@ def _tensorflow_alias(ctx: MetadataView) -> str | None:
 
 
 # -- what building earlier may change ------------------------------------------------------------
+
+STARTS_RUNTIME = ("tensorflow.keras.optimizers.", "keras.optimizers.", "tensorflow.keras.metrics.")
+STARTS_RUNTIME_ALSO = ("keras.metrics.",)
+EAGER_AT_CREATION = frozenset(
+    {"tensorflow.Variable", "tensorflow.constant", "tensorflow.zeros", "tensorflow.ones"}
+    | {"tensorflow.convert_to_tensor", "tensorflow.keras.Input", "keras.Input"}
+    | {"tensorflow.keras.layers.Input", "keras.layers.Input"}
+)
+"""Calls that start TensorFlow's eager runtime when they run (measured: a Keras
+optimizer or metric makes variables when made; a Sequential without inputs does not)."""
+
+
+def _runtime_started(ctx: MetadataView) -> bool:
+    """The module's own statements (outside defs and classes) start TensorFlow's eager
+    runtime at import anyway: a build there adds no new eager work to the import."""
+    for statement in ctx.module.body:
+        if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
+            continue
+        for node in iter_tree(statement):
+            if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+                continue
+            if isinstance(node, cst.Call):
+                names = ctx.qualified_names(node.func)
+                if names & EAGER_AT_CREATION or any(
+                    n.startswith(STARTS_RUNTIME + STARTS_RUNTIME_ALSO) for n in names
+                ):
+                    return True
+    return False
 
 
 def _sequential_unsafe(ctx: MetadataView, value: cst.Call) -> str | None:
