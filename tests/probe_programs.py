@@ -237,3 +237,43 @@ for n in (2, 3, 4):
         f(tf.ones([n, 3]))
 print("done")
 """
+
+NUMBERS_AND_NOISE = '''
+import random
+import sys
+
+import numpy as np
+import tensorflow as tf
+
+
+@tf.function
+def jitter(x):
+    return x + random.random() * 0.01  # JITTER: drawn while tracing, not a size
+
+
+@tf.function
+def half(x, scale):
+    return x * scale  # x is float16: the Python float takes float16
+
+
+@tf.function
+def counted_mean(x, n):
+    return tf.reduce_sum(x) / tf.cast(n, tf.float32)  # CAST: n is only cast to float32
+
+
+def main():
+    rng = np.random.default_rng(0)
+    for b in (3, 5, 4):
+        x = tf.constant(rng.normal(size=(b, 4)).astype("float32"))
+        print("jitter", jitter(x).shape)
+        print("half", half(tf.cast(x, tf.float16), 0.5 + b).numpy().tolist())
+        print("mean", float(counted_mean(x, b)))
+    if "--unseen" in sys.argv:  # calls the profile never saw
+        x = tf.constant(rng.normal(size=(7, 4)).astype("float32"))
+        print("UNSEEN half", half(tf.cast(x, tf.float16), 0.3).numpy().tolist())
+        print("UNSEEN mean", float(counted_mean(x, 12.5)), float(counted_mean(x, 2**20 + 1)))
+
+
+if __name__ == "__main__":
+    main()
+'''

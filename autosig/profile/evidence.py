@@ -92,15 +92,16 @@ class NumberEvidence:
     """The dtype its constant had in the original graph (Python numbers are weakly typed:
     they take the other operand's dtype); None when unused or not found."""
     dtype_from: str = "unknown"
-    """spec (a scalar spec of ``dtype`` reproduces the original graph) | constant (found
-    as a constant holding the value in the original graph) | unused (every scalar spec
-    gives the original graph: the graph does not use it) | unknown"""
+    """spec (a scalar spec of ``dtype`` reproduces the original graph) | cast (an int the
+    graph only casts to the float ``dtype``: that spec gives the graph without the casts)
+    | constant (found as a constant holding the value in the original graph) | unused
+    (every scalar spec gives the original graph: the graph does not use it) | unknown"""
     spec_matches: bool | None = None
     """The graph with ``tf.TensorSpec([], dtype)`` there has the original's structure."""
     builds: list[str] = field(default_factory=list)
     """The scalar spec dtypes tried whose trace builds at all (tried: the constant's dtype
-    first, then int32, int64, float32, float64 (floats: float32, float64) until one
-    reproduces the graph)."""
+    first, float16 and bfloat16 included, then int32, int64, float32, float64 (floats:
+    float32, float64) until one reproduces the graph)."""
     reason: str = ""
     where: str | None = None
     """The user's ``file:line`` where a scalar spec failed or changed the graph."""

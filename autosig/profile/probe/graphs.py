@@ -442,6 +442,49 @@ def constants_holding(graph_def: Any, value: int | float, to_array: Any) -> list
     return found
 
 
+def cast_target(
+    graph_def: Any, value: int, to_array: Any, dtype_name: Callable[[int], str]
+) -> str | None:
+    """The one dtype every integer constant holding ``value`` is cast to, when every use of
+    each (in the main graph and in functions) is a ``Cast``; None otherwise (a constant
+    used as is, casts to several dtypes, no such constant). ``dtype_name``: a DataType
+    enum's name (``lambda e: tf.as_dtype(e).name``: this module imports no TensorFlow)."""
+    targets: set[str] = set()
+    found = False
+    for nodes in _node_lists(graph_def):
+        by_name = {node.name: node for node in nodes}
+        consumers: dict[str, list[Any]] = {}
+        for node in nodes:
+            for source in node.input:
+                consumers.setdefault(_node_of(source.lstrip("^")), []).append(node)
+        for name, node in by_name.items():
+            if node.op != "Const" or not _holds_int(node, value, to_array):
+                continue
+            found = True
+            uses = consumers.get(name, [])
+            if not uses or any(use.op != "Cast" for use in uses):
+                return None
+            targets.update(dtype_name(use.attr["DstT"].type) for use in uses)
+    return next(iter(targets)) if found and len(targets) == 1 else None
+
+
+def _holds_int(node: Any, value: int, to_array: Any) -> bool:
+    tensor = node.attr["value"].tensor
+    if any(dim.size != 1 for dim in tensor.tensor_shape.dim):
+        return False
+    try:
+        array = to_array(tensor)
+    except (TypeError, ValueError):
+        return False
+    return array.dtype.kind in "iu" and array.size == 1 and int(array.reshape(-1)[0]) == value
+
+
+def _node_lists(graph_def: Any) -> Iterable[Sequence[Any]]:
+    yield graph_def.node
+    for function in graph_def.library.function:
+        yield function.node_def
+
+
 def _all_nodes(graph_def: Any) -> Iterable[Any]:
     yield from graph_def.node
     for function in graph_def.library.function:

@@ -25,12 +25,22 @@ from typing import Any
 
 from autosig.profile.evidence import DimEvidence, RandomEvidence
 from autosig.profile.probe.candidates import Group, RoundPlan, alternate_sizes
-from autosig.profile.probe.graphs import canonical, constants_holding, differences, number_ops
+from autosig.profile.probe.graphs import (
+    canonical,
+    cast_target,
+    changed_constants,
+    constants_holding,
+    differences,
+    number_ops,
+)
 from autosig.profile.probe.isolation import EagerOpInProbe, Emit
 from autosig.profile.probe.verdicts import (
+    CONSTANT_DTYPES,
+    FLOAT_DTYPES,
     NUMBER_DTYPES,
     Finding,
     TraceResult,
+    cast_only_verdict,
     dim_verdict,
     number_verdict,
 )
@@ -295,13 +305,16 @@ class Round:
 
     def noise(self) -> frozenset[str]:
         """Nodes that differ between two traces at the baseline's own shapes (counters in
-        names or attributes): traced once per round, and only when a graph difference
-        is about to make a verdict."""
+        names or attributes), and constants whose value does (``random.random()`` or a
+        clock read while tracing: nondeterministic, not a size): traced once per round,
+        and only when a graph difference or a changed constant is about to make a
+        verdict."""
         if self._noise is None:
             assert self.baseline is not None and self.baseline.graph is not None
             again = self.trace({})
             self._noise = (
                 frozenset(differences(self.baseline.graph, again.graph))
+                | frozenset(changed_constants([self.baseline.graph, again.graph]))
                 if again.graph
                 else frozenset()
             )
@@ -391,7 +404,7 @@ class Round:
         graph_def = self.baseline._graph_def  # type: ignore[attr-defined]
         in_constants = constants_holding(graph_def, value, tf.make_ndarray)
         dtypes = NUMBER_DTYPES[kind]
-        order = [d for d in in_constants if d in dtypes] + [
+        order = [d for d in in_constants if d in dtypes or d in CONSTANT_DTYPES] + [
             d for d in dtypes if d not in in_constants
         ]
         results: dict[str, TraceResult] = {}
@@ -404,6 +417,13 @@ class Round:
             if matches and len(results) >= 2:
                 break  # one dtype reproduces the graph and another was tried: decided
         evidence = number_verdict(param, kind, self.baseline, results, in_constants)
+        if kind == "int" and evidence.spec_matches and evidence.dtype in ("int32", "int64"):
+            target = cast_target(graph_def, value, tf.make_ndarray, lambda e: tf.as_dtype(e).name)
+            if target is not None and target in FLOAT_DTYPES:
+                candidate = results.get(target) or self.trace(
+                    {param: tf.TensorSpec([], target)}, with_numbers=True
+                )
+                evidence = cast_only_verdict(evidence, target, self.baseline, candidate)
         return asdict(evidence)
 
     def random_evidence(self) -> RandomEvidence:

@@ -109,7 +109,8 @@ def dim_verdict(
     """The verdict on a dimension of size ``size`` from its probes (``None`` = relaxed).
 
     ``noise``: nodes that differ between two traces at the same shapes (a name or an
-    attribute with a global counter TensorFlow or a library adds): not a difference.
+    attribute with a global counter TensorFlow or a library adds, a constant whose value
+    is drawn while tracing: ``random.random()``): not a difference, not a size read.
     """
     concrete = [s for s in results if s is not None]
     failed = [s for s in concrete if not results[s].ok]
@@ -206,6 +207,36 @@ def dim_verdict(
 
 NUMBER_DTYPES = {"int": ("int32", "int64", "float32", "float64"), "float": ("float32", "float64")}
 """Scalar spec dtypes tried for a Python number, in the order a fix would prefer them."""
+CONSTANT_DTYPES = ("float16", "bfloat16")
+"""Dtypes tried too, first, when the original graph holds the number in a constant of
+that dtype (a Python float beside a float16 tensor takes float16)."""
+FLOAT_DTYPES = frozenset({"float16", "bfloat16", "float32", "float64"})
+
+
+def cast_only_verdict(
+    evidence: NumberEvidence,
+    float_dtype: str,
+    baseline: TraceResult,
+    candidate: TraceResult,
+) -> NumberEvidence:
+    """An int whose every constant in the original graph feeds only ``Cast`` ops to
+    ``float_dtype``: if the ``float_dtype`` scalar spec gives the original computation
+    without those casts, that spec computes the same for every int (the conversion at the
+    call rounds as the cast did) and also accepts the floats the original accepted (a
+    later ``12.5`` where ints were seen): ``evidence`` then takes it; else unchanged."""
+    if not candidate.ok or baseline.number_ops is None or candidate.number_ops is None:
+        return evidence
+    extra = candidate.number_ops - baseline.number_ops
+    missing = baseline.number_ops - candidate.number_ops
+    if extra or not missing or any(op[0] != "Cast" for op in missing):
+        return evidence
+    evidence.dtype, evidence.dtype_from, evidence.spec_matches = float_dtype, "cast", True
+    evidence.builds = sorted({*evidence.builds, float_dtype})
+    evidence.reason = (
+        f"the graph only casts it to {float_dtype}: a {float_dtype} scalar spec gives the "
+        "same computation, and accepts floats as the original does"
+    )
+    return evidence
 
 
 def number_verdict(
