@@ -36,7 +36,12 @@ from autosig.profile.probe.candidates import (
 from autosig.profile.probe.graphs import CanonicalGraph, marks_unknown, number_difference
 from autosig.profile.probe.isolation import fork_available, run_forked
 from autosig.profile.probe.scheduler import budget_from_env
-from autosig.profile.probe.verdicts import TraceResult, dim_verdict, number_verdict
+from autosig.profile.probe.verdicts import (
+    TraceResult,
+    cast_only_verdict,
+    dim_verdict,
+    number_verdict,
+)
 
 
 def tensor(*shape: int | None, dtype: str = "float32") -> dict:
@@ -600,3 +605,20 @@ def test_a_crash_in_the_copy_is_reported() -> None:
 
     outcome = run_forked(broken, deadline=time.monotonic() + 30, stall_s=30)
     assert outcome.status == "crashed" and "RuntimeError: boom" in outcome.detail
+
+
+def test_an_int_only_cast_to_float_takes_the_float_spec_when_it_drops_only_the_casts() -> None:
+    base = TraceResult(graph=BASE, number_ops=_numbers("Cast", "RealDiv"))
+    evidence = number_verdict(
+        "n", "int", base, {"int32": base, "int64": failed("TypeError", "m.py:3")}, ["int32"]
+    )
+    assert (evidence.dtype, evidence.spec_matches) == ("int32", True)
+    float_spec = TraceResult(graph=BASE, number_ops=_numbers("RealDiv"))
+    out = cast_only_verdict(evidence, "float32", base, float_spec)
+    assert (out.dtype, out.dtype_from, out.spec_matches) == ("float32", "cast", True)
+    other = number_verdict("n", "int", base, {"int32": base}, ["int32"])
+    changed = TraceResult(graph=BASE, number_ops=_numbers("RealDiv", "Floor"))
+    assert cast_only_verdict(other, "float32", base, changed).dtype == "int32"
+    assert cast_only_verdict(other, "float32", base, failed("TypeError", "m.py:3")).dtype == (
+        "int32"
+    )

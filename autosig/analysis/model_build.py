@@ -78,6 +78,12 @@ inference mode, where Dropout draws nothing and BatchNormalization updates nothi
 QUIET_METHODS = frozenset({"__init__", "build"})
 """Methods that may store attributes (the others run again in the eager call)."""
 
+ZEROS_DTYPES = frozenset(
+    {"float16", "bfloat16", "float32", "float64", "int8", "int16", "int32", "int64"}
+    | {"uint8", "uint16", "uint32", "uint64", "bool"}
+)
+"""Input dtypes a zeros tensor stands in for (not strings or complex numbers)."""
+
 Shape = tuple[int | None, ...]
 
 
@@ -224,6 +230,10 @@ def _one_model(
         return NoBuild(
             f"the shape `{parameter}` had on the first call is not in the profile: build "
             f"`{ref.code}` by hand ({ref.code}(tf.zeros(shape)) after it is made)"
+        )
+    if seen.dtype not in ZEROS_DTYPES:
+        return NoBuild(
+            f"`{parameter}` was {seen.dtype} on the first call: build `{ref.code}` by hand"
         )
     if kind == "project":
         alias = _tensorflow_alias(ctx)

@@ -22,7 +22,7 @@ import libcst as cst
 from autosig.analysis.model_build import ModelInput, plan_model_build, with_edits
 from autosig.analysis.optimizer_build import NoBuild, applies_gradients, plan_optimizer_build
 from autosig.infer.plan import BuildFirst, FunctionPlan, ModelBuild, Plan
-from autosig.profile.format import TENSOR_KINDS, FunctionRecord, Profile
+from autosig.profile.format import FunctionRecord, Profile
 from autosig.source.discover import FunctionSite, Source
 from autosig.source.metadata import MetadataView
 
@@ -30,6 +30,10 @@ KERAS3_SINCE = (2, 16)
 """TensorFlow from which ``tf.keras`` is Keras 3 (whose optimizers build lazily)."""
 
 VARIABLES_REASON = "variables created on the first call?"
+
+DENSE_KINDS = frozenset({"tensor", "numpy", "variable"})
+"""Argument kinds a model can be built from by its shape (not ragged or sparse ones:
+zeros of their shape would take another path through the model)."""
 """The start of the generic advice the decision gives for identical arguments."""
 
 
@@ -177,7 +181,7 @@ def first_call_inputs(record: FunctionRecord) -> dict[str, ModelInput]:
             return {
                 name: ModelInput(tuple(value["shape"]), value["dtype"])
                 for name, value in args.items()
-                if value.get("kind") in TENSOR_KINDS
+                if value.get("kind") in DENSE_KINDS
                 and isinstance(value.get("shape"), list)
                 and all(isinstance(d, int) for d in value["shape"])
                 and isinstance(value.get("dtype"), str)
