@@ -142,3 +142,22 @@ def test_a_build_that_would_be_the_imports_first_eager_work_is_unsafe() -> None:
     assert applied == []
     _, applied, safety = _fix(alone, unsafe=True)
     assert applied == ["model_build"] and safety == ["unsafe"]
+
+
+def test_no_model_build_when_the_optimizer_cannot_be_built_after_it() -> None:
+    """Measured: the model built alone, the first step still traces twice (the optimizer's
+    slots): nothing is inserted, and explain says both."""
+    source = """
+        import tensorflow as tf
+        model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+        optimizer = tf.keras.optimizers.Adam(use_ema=True)
+        @tf.function
+        def train_step(x, y):
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_mean((model(x) - y) ** 2)
+            grads = tape.gradient(loss, model.trainable_variables)
+            optimizer.apply_gradients(zip(grads, model.trainable_variables))
+            return loss
+    """
+    new, applied, _ = _fix(source)
+    assert applied == [] and new == textwrap.dedent(source).lstrip()

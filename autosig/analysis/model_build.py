@@ -164,11 +164,7 @@ def _model_calls(function: cst.FunctionDef | cst.Lambda) -> Iterator[tuple[cst.C
         for p in (*function.params.posonly_params, *function.params.params)
         if p.name.value != _first_parameter(function) or not _is_method(function)
     }
-    rebound = {
-        node.value
-        for node in iter_tree(function.body)
-        if isinstance(node, cst.Name) and _stored_name(function, node)
-    }
+    rebound = _stored_names(function)
     for node in iter_tree(function.body):
         if not isinstance(node, cst.Call) or not isinstance(node.func, (cst.Name, cst.Attribute)):
             continue
@@ -186,22 +182,22 @@ def _is_method(function: cst.FunctionDef) -> bool:
     return bool(params) and params[0].name.value in ("self", "cls")
 
 
-def _stored_name(function: cst.FunctionDef, name: cst.Name) -> bool:
-    """``name`` is assigned somewhere in ``function`` (a target, a loop or with variable)."""
+def _stored_names(function: cst.FunctionDef) -> set[str]:
+    """Names assigned somewhere in ``function`` (targets, loop and ``with`` variables)."""
+    out: set[str] = set()
     for node in iter_tree(function.body):
-        targets: list[cst.BaseExpression] = []
-        if isinstance(node, cst.AssignTarget):
-            targets = [node.target]
-        elif isinstance(node, (cst.AugAssign, cst.AnnAssign)):
-            targets = [node.target]
-        elif isinstance(node, (cst.For, cst.CompFor)):
-            targets = [node.target]
+        target: cst.CSTNode | None = None
+        if isinstance(node, (cst.AssignTarget, cst.AugAssign, cst.AnnAssign, cst.For)):
+            target = node.target
+        elif isinstance(node, cst.CompFor):
+            target = node.target
         elif isinstance(node, cst.AsName):
-            targets = [node.name]
-        for target in targets:
-            if any(n is name for n in iter_tree(target)):
-                return True
-    return False
+            target = node.name
+        elif isinstance(node, cst.NamedExpr):
+            target = node.target
+        if target is not None:
+            out.update(n.value for n in iter_tree(target) if isinstance(n, cst.Name))
+    return out
 
 
 def _one_model(

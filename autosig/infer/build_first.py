@@ -134,6 +134,16 @@ def _plan_build(
     models, view, function = _plan_models(source, site, record, view)
     found = plan_optimizer_build(view, function)
     if isinstance(found, NoBuild):
+        if optimizer and models is not None and models.statements:
+            models = dataclasses.replace(
+                models,
+                statements=(),
+                unsafe=None,
+                why_not=(
+                    f"`{'`, `'.join(models.statements)}` alone leaves the optimizer's slots "
+                    "to the first call, which then still traces twice"
+                ),
+            )
         return BuildFirst(0, False, why_not=found.reason, models=models, optimizer=optimizer)
     line = found.line
     if models is not None and models.statements:
