@@ -111,10 +111,6 @@ CASES: list[Case] = [
     Case(
         name="brightness_int_delta",
         klass="21.1",
-        known=(
-            "delta becomes an int32 spec (adjust_brightness casts it, so the profiled calls "
-            "run): a fractional delta the original accepts (2.5) is rejected"
-        ),
         origin="image augmentation in a Python data loop (delta = random.randint(-32, 32)) "
         "on 0..255 float images: tf.image.adjust_brightness(image, delta)",
         files={
@@ -455,10 +451,6 @@ CASES: list[Case] = [
     Case(
         name="hinge_margin_ints_then_float",
         klass="21.3",
-        known=(
-            "margin becomes an int32 spec from the profiled ints 1, 2, 5: 12.5, which the "
-            "original accepts, is rejected"
-        ),
         origin="a hinge/contrastive loss with m = tf.cast(margin, score.dtype): the short "
         "profile tried margins 1, 2, 5; the tuned run passes 12.5",
         files={
