@@ -238,7 +238,7 @@ for n in (2, 3, 4):
 print("done")
 """
 
-NUMBERS_AND_NOISE = '''
+NUMBERS_AND_NOISE = """
 import random
 import sys
 
@@ -276,4 +276,4 @@ def main():
 
 if __name__ == "__main__":
     main()
-'''
+"""

@@ -161,3 +161,13 @@ def test_no_model_build_when_the_optimizer_cannot_be_built_after_it() -> None:
     """
     new, applied, _ = _fix(source)
     assert applied == [] and new == textwrap.dedent(source).lstrip()
+
+
+def test_explain_advice_of_an_unsafe_build_names_the_option_and_why() -> None:
+    from autosig.infer.plan import ModelBuild
+
+    build = ModelBuild((), ("net(tf.zeros((16, 4), tf.float32))",), 9, unsafe="it prints")
+    assert build.advice() == (
+        "autosig fix --unsafe-fixes inserts `net(tf.zeros((16, 4), tf.float32))` after "
+        "line 9 (unsafe: it prints)"
+    )

@@ -167,8 +167,10 @@ class ModelBuild:
 
     def advice(self) -> str:
         if self.statements:
-            text = f"autosig fix inserts `{'`, `'.join(self.statements)}` after line {self.line}"
-            return text + (f" (unsafe: {self.unsafe})" if self.unsafe else "")
+            where = f"`{'`, `'.join(self.statements)}` after line {self.line}"
+            if self.unsafe:
+                return f"autosig fix --unsafe-fixes inserts {where} (unsafe: {self.unsafe})"
+            return f"autosig fix inserts {where}"
         return f"build the model before the first call (not automatic: {self.why_not})"
 
 
