@@ -48,14 +48,13 @@ import libcst as cst
 
 from autosig.analysis.optimizer_build import (
     NoBuild,
-    _built_by,
-    _built_when_created,
-    _first_parameter,
-    _inside,
-    _is_store,
-    _Ref,
-    _resolve,
-    _same_reference,
+    Ref,
+    built_by,
+    built_when_created,
+    first_parameter,
+    is_attribute_store,
+    resolve_reference,
+    same_reference,
 )
 from autosig.source.metadata import MetadataView, iter_tree
 
@@ -121,7 +120,7 @@ def plan_model_build(
     found: dict[str, tuple[str, cst.SimpleStatementLine, str | None]] = {}
     reasons: list[str] = []
     for call, parameter in _model_calls(function):
-        ref = _resolve(ctx, function, call.func)
+        ref = resolve_reference(ctx, function, call.func)
         if isinstance(ref, NoBuild):
             continue  # not a model made once outside the function (a parameter, a loss)
         if ref.code in found:
@@ -162,7 +161,7 @@ def _model_calls(function: cst.FunctionDef | cst.Lambda) -> Iterator[tuple[cst.C
     params = {
         p.name.value
         for p in (*function.params.posonly_params, *function.params.params)
-        if p.name.value != _first_parameter(function) or not _is_method(function)
+        if p.name.value != first_parameter(function) or not _is_method(function)
     }
     rebound = _stored_names(function)
     for node in iter_tree(function.body):
@@ -203,7 +202,7 @@ def _stored_names(function: cst.FunctionDef) -> set[str]:
 def _one_model(
     ctx: MetadataView,
     function: cst.FunctionDef | cst.Lambda,
-    ref: _Ref,
+    ref: Ref,
     seen: ModelInput | None,
     parameter: str,
 ) -> tuple[str, cst.SimpleStatementLine, str | None] | NoBuild | None:
@@ -211,13 +210,13 @@ def _one_model(
     None when it is not a Keras object made lazily (a loss, a metric, a model with its
     inputs)."""
     value = ref.value
-    if not isinstance(value, cst.Call) or _built_when_created(ctx, value):
+    if not isinstance(value, cst.Call) or built_when_created(ctx, value):
         return None
     kind = _kind(ctx, value)
     if kind is None:
         return None
     block = ctx.parent(ref.statement)
-    if _built_by(ctx, ref, block) is not None:
+    if built_by(ctx, ref, block) is not None:
         return None  # built by a statement of its own block: the variables are others
     changed = _changed_elsewhere(ctx, function, ref.code)
     if changed is not None:
@@ -291,8 +290,8 @@ def _changed_elsewhere(
             isinstance(node, cst.Call)
             and isinstance(node.func, cst.Attribute)
             and node.func.attr.value in CHANGES_MODEL
-            and _same_reference(ctx.code(node.func.value), code)
-            and not _inside(ctx, node, function)
+            and same_reference(ctx.code(node.func.value), code)
+            and not ctx.is_within(node, function)
         ):
             return (
                 f"line {ctx.position(node)[0]} calls `{ctx.code(node.func)}`: the model is "
@@ -403,7 +402,7 @@ def _node_unsafe(
     if (
         isinstance(node, cst.Attribute)
         and method.name.value not in QUIET_METHODS
-        and _is_store(ctx, node)
+        and is_attribute_store(ctx, node)
     ):
         return f"{where} stores `{ctx.code(node)}`; the eager build call runs it once more"
     if not isinstance(node, cst.Call):

@@ -95,7 +95,7 @@ class NoBuild:
 
 
 @dataclass(frozen=True)
-class _Ref:
+class Ref:
     """A name or ``self.<attr>`` the traced function reads, and the statement binding it."""
 
     code: str
@@ -160,7 +160,7 @@ def _one_optimizer(
     """(optimizer code, the build statement, the statement it goes after) for one call."""
     method = call.func.attr.value  # type: ignore[attr-defined]
     receiver = call.func.value  # type: ignore[attr-defined]
-    optimizer = _resolve(ctx, function, receiver)
+    optimizer = resolve_reference(ctx, function, receiver)
     if isinstance(optimizer, NoBuild):
         return optimizer
     why = _not_a_keras3_optimizer(ctx, optimizer)
@@ -196,7 +196,7 @@ def _one_optimizer(
                 f"`{model.code}` and `{optimizer.code}` are set up in different blocks: "
                 f"call {optimizer.code}.build(...) by hand once both exist"
             )
-        last = _built_by(ctx, model, block)
+        last = built_by(ctx, model, block)
         if last is None:
             return NoBuild(
                 f"`{model.code}` may not be built when `{optimizer.code}` is set up (a "
@@ -214,27 +214,27 @@ def _one_optimizer(
 # -- what a name or self.<attr> is bound to ----------------------------------------------------
 
 
-def _resolve(
+def resolve_reference(
     ctx: MetadataView, function: cst.FunctionDef | cst.Lambda, node: cst.BaseExpression
-) -> _Ref | NoBuild:
+) -> Ref | NoBuild:
     code = ctx.code(node)
     if isinstance(node, cst.Name):
         scope = ctx.get_metadata(ScopeProvider, node)
         assignments = [a for a in scope[node.value] if isinstance(a, Assignment)] if scope else []
-        if len(assignments) != 1 or _inside(ctx, assignments[0].node, function):
+        if len(assignments) != 1 or ctx.is_within(assignments[0].node, function):
             return NoBuild(f"`{code}` is not bound once outside the function")
         return _statement_of(ctx, assignments[0].node, code)
     if (
         isinstance(node, cst.Attribute)
         and isinstance(node.value, cst.Name)
         and isinstance(function, cst.FunctionDef)
-        and _first_parameter(function) == node.value.value
+        and first_parameter(function) == node.value.value
     ):
         return _init_attribute(ctx, function, node.attr.value, code)
     return NoBuild(f"`{code}` is neither a name nor an attribute of self")
 
 
-def _statement_of(ctx: MetadataView, target: cst.CSTNode, code: str) -> _Ref | NoBuild:
+def _statement_of(ctx: MetadataView, target: cst.CSTNode, code: str) -> Ref | NoBuild:
     """The ``name = value`` line a binding comes from (one target, a line of its own)."""
     assign = ctx.parent(target)
     if isinstance(assign, cst.AssignTarget):
@@ -247,19 +247,21 @@ def _statement_of(ctx: MetadataView, target: cst.CSTNode, code: str) -> _Ref | N
         or len(line.body) != 1
     ):
         return NoBuild(f"`{code}` is not set by a plain `{code} = ...` statement")
-    return _Ref(code, line, assign.value)
+    return Ref(code, line, assign.value)
 
 
 def _init_attribute(
     ctx: MetadataView, method: cst.FunctionDef, attr: str, code: str
-) -> _Ref | NoBuild:
+) -> Ref | NoBuild:
     """``self.<attr> = value``: once, as a statement of the class's ``__init__``, and
     stored nowhere else in the file."""
     cls = ctx.enclosing_class(method)
     stores = [
         node
         for node in iter_tree(ctx.module)
-        if isinstance(node, cst.Attribute) and node.attr.value == attr and _is_store(ctx, node)
+        if isinstance(node, cst.Attribute)
+        and node.attr.value == attr
+        and is_attribute_store(ctx, node)
     ]
     init = next(
         (
@@ -274,14 +276,14 @@ def _init_attribute(
     ref = _statement_of(ctx, stores[0], code)
     if isinstance(ref, NoBuild) or ctx.parent(ref.statement) is not init.body:
         return NoBuild(f"`{code}` is not set by a statement of `__init__`'s own body")
-    own = _first_parameter(init)
+    own = first_parameter(init)
     target = stores[0]
     if not (isinstance(target.value, cst.Name) and target.value.value == own):
         return NoBuild(f"`{code}` is not set on `__init__`'s self")
-    return _Ref(f"{own}.{attr}", ref.statement, ref.value)
+    return Ref(f"{own}.{attr}", ref.statement, ref.value)
 
 
-def _is_store(ctx: MetadataView, node: cst.Attribute) -> bool:
+def is_attribute_store(ctx: MetadataView, node: cst.Attribute) -> bool:
     parent = ctx.parent(node)
     return (
         isinstance(parent, cst.AssignTarget)
@@ -290,19 +292,15 @@ def _is_store(ctx: MetadataView, node: cst.Attribute) -> bool:
     )
 
 
-def _first_parameter(function: cst.FunctionDef) -> str | None:
+def first_parameter(function: cst.FunctionDef) -> str | None:
     params = (*function.params.posonly_params, *function.params.params)
     return params[0].name.value if params else None
-
-
-def _inside(ctx: MetadataView, node: cst.CSTNode, container: cst.CSTNode) -> bool:
-    return node is container or any(a is container for a in ctx.ancestors(node))
 
 
 # -- the optimizer -------------------------------------------------------------------------------
 
 
-def _not_a_keras3_optimizer(ctx: MetadataView, ref: _Ref) -> str | None:
+def _not_a_keras3_optimizer(ctx: MetadataView, ref: Ref) -> str | None:
     value = ref.value
     if not isinstance(value, cst.Call):
         return f"`{ref.code}` is not created by a Keras optimizer class here"
@@ -335,7 +333,7 @@ def _other_variables(
             isinstance(node, cst.Call)
             and isinstance(node.func, cst.Attribute)
             and node.func.attr.value in APPLY_METHODS
-            and _same_reference(ctx.code(node.func.value), code)
+            and same_reference(ctx.code(node.func.value), code)
         ):
             enclosing = ctx.enclosing_function(node) or function
             found = _variables_argument(enclosing, node, node.func.attr.value)
@@ -350,13 +348,13 @@ def _existing_build(ctx: MetadataView, code: str) -> int | None:
             isinstance(node, cst.Call)
             and isinstance(node.func, cst.Attribute)
             and node.func.attr.value == "build"
-            and _same_reference(ctx.code(node.func.value), code)
+            and same_reference(ctx.code(node.func.value), code)
         ):
             return ctx.position(node)[0]
     return None
 
 
-def _same_reference(a: str, b: str) -> bool:
+def same_reference(a: str, b: str) -> bool:
     """``self.opt`` in ``__init__`` and ``self.opt`` in the step: the attribute counts."""
     return a == b or ("." in a and "." in b and a.split(".", 1)[1] == b.split(".", 1)[1])
 
@@ -415,18 +413,18 @@ def _local_alias(
 
 def _models(
     ctx: MetadataView, function: cst.FunctionDef | cst.Lambda, variables: cst.BaseExpression
-) -> list[_Ref] | NoBuild:
+) -> list[Ref] | NoBuild:
     """The models (or variables) whose variables ``variables`` lists."""
     parts = list(_summands(variables))
-    refs: list[_Ref] = []
+    refs: list[Ref] = []
     for part in parts:
         if isinstance(part, cst.Attribute) and part.attr.value in VARIABLE_LISTS:
-            ref = _resolve(ctx, function, part.value)
+            ref = resolve_reference(ctx, function, part.value)
             if isinstance(ref, NoBuild):
                 return ref
             refs.append(ref)
         elif isinstance(part, (cst.Name, cst.Attribute)):
-            ref = _resolve(ctx, function, part)
+            ref = resolve_reference(ctx, function, part)
             if isinstance(ref, NoBuild):
                 return ref
             if not _calls(ctx, ref.value, VARIABLES):
@@ -458,12 +456,12 @@ def _calls(ctx: MetadataView, value: cst.BaseExpression, names: frozenset[str]) 
     return isinstance(value, cst.Call) and bool(ctx.qualified_names(value.func) & names)
 
 
-def _built_by(
-    ctx: MetadataView, model: _Ref, block: cst.CSTNode | None
+def built_by(
+    ctx: MetadataView, model: Ref, block: cst.CSTNode | None
 ) -> cst.SimpleStatementLine | None:
     """The statement after which ``model`` has all its variables, or None if unknown."""
     last: cst.SimpleStatementLine | None = None
-    if _built_when_created(ctx, model.value):
+    if built_when_created(ctx, model.value):
         last = model.statement
     body = getattr(block, "body", ())
     after = False
@@ -476,7 +474,7 @@ def _built_by(
     return last
 
 
-def _built_when_created(ctx: MetadataView, value: cst.BaseExpression) -> bool:
+def built_when_created(ctx: MetadataView, value: cst.BaseExpression) -> bool:
     if not isinstance(value, cst.Call):
         return False
     names = ctx.qualified_names(value.func)
@@ -519,11 +517,11 @@ def _builds(ctx: MetadataView, statement: cst.CSTNode, code: str) -> bool:
     return ctx.code(func) == code
 
 
-def _variables_changed_later(ctx: MetadataView, models: list[_Ref]) -> str | None:
+def _variables_changed_later(ctx: MetadataView, models: list[Ref]) -> str | None:
     """A reason the list of trainable variables may differ at the first step."""
     for node in iter_tree(ctx.module):
         if isinstance(node, cst.Attribute) and node.attr.value == "trainable":
-            if _is_store(ctx, node):
+            if is_attribute_store(ctx, node):
                 return (
                     f"line {ctx.position(node)[0]} changes `.trainable`: the variables to "
                     "build for may differ at the first step"
@@ -532,7 +530,7 @@ def _variables_changed_later(ctx: MetadataView, models: list[_Ref]) -> str | Non
             isinstance(node, cst.Call)
             and isinstance(node.func, cst.Attribute)
             and node.func.attr.value in CHANGES_VARIABLES
-            and any(_same_reference(ctx.code(node.func.value), m.code) for m in models)
+            and any(same_reference(ctx.code(node.func.value), m.code) for m in models)
         ):
             return (
                 f"line {ctx.position(node)[0]} changes the layers of `{ctx.code(node.func.value)}`"

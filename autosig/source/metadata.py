@@ -252,6 +252,10 @@ class MetadataView:
             yield current
             current = self.parent(current)
 
+    def is_within(self, node: cst.CSTNode, container: cst.CSTNode) -> bool:
+        """``node`` is ``container`` or lies somewhere inside it."""
+        return node is container or any(a is container for a in self.ancestors(node))
+
     def position(self, node: cst.CSTNode) -> tuple[int, int]:
         """1-based line and column of ``node``'s start."""
         start = self.get_metadata(PositionProvider, node).start

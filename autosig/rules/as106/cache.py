@@ -86,7 +86,6 @@ from autosig.rules.as106.cache_safety import (
 )
 from autosig.rules.as106.hoist import (
     _Index,
-    _inside,
     _is_load,
     _unrecorded_bindings,
     _wrapped,
@@ -311,7 +310,7 @@ def _call_sites(
         if name.value != form.name or not _is_load(ctx, name):
             continue
         parent = ctx.parent(name)
-        if isinstance(parent, cst.AssignTarget) and _inside(ctx, parent, form.statement):
+        if isinstance(parent, cst.AssignTarget) and ctx.is_within(parent, form.statement):
             continue  # name = tf.function(...)
         if isinstance(parent, cst.Call) and parent.func is name:
             if any(arg.star == "**" for arg in parent.args):
@@ -348,7 +347,7 @@ def _edits(
     edits: dict[cst.CSTNode, cst.CSTNode | cst.FlattenSentinel[cst.BaseStatement]] = {}
     if form.kind == "def":
         assert isinstance(statement, cst.FunctionDef)
-        inner_calls = [c for c in calls if _inside(ctx, c, statement)]
+        inner_calls = [c for c in calls if ctx.is_within(c, statement)]
         create: cst.BaseStatement = statement.visit(_AddKeywords(closed, inner_calls))  # type: ignore[assignment]
         create = create.with_changes(params=_with_keyword_only(create.params, closed))  # type: ignore[attr-defined]
         for call in calls:

@@ -30,7 +30,6 @@ from autosig.rules.as106.hoist import (
     _free_loads,
     _from_elsewhere,
     _Index,
-    _inside,
     _is_load,
     _names_read,
     _path,
@@ -225,12 +224,12 @@ class CachedTrace:
         if reads is None:
             return False
         for name in reads:
-            if wrapped is not None and _inside(self.ctx, name, wrapped):
+            if wrapped is not None and self.ctx.is_within(name, wrapped):
                 continue
             if not self._fixed_name(name):
                 return False
         for attribute in self.index.find(call, cst.Attribute):
-            if wrapped is not None and _inside(self.ctx, attribute, wrapped):
+            if wrapped is not None and self.ctx.is_within(attribute, wrapped):
                 continue
             if _is_name(attribute.value, self.self_name):
                 self._self_use(attribute.value)  # type: ignore[arg-type]
@@ -300,7 +299,7 @@ class CachedTrace:
                 continue  # a builtin
             if all(isinstance(a.scope, GlobalScope) for a in assignments):
                 self._global(name, assignments)
-            elif all(_inside(self.ctx, a.node, self.method) for a in assignments):
+            elif all(self.ctx.is_within(a.node, self.method) for a in assignments):
                 if name.value not in closed:
                     closed.append(name.value)
             else:

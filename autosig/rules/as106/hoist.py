@@ -162,7 +162,7 @@ def plan_hoists(ctx: FileContext, creations: Sequence[cst.Call]) -> dict[int, Ho
                 moves.append(move)
     hoists: dict[int, Hoist] = {}
     for top in _outermost(ctx, moves):
-        members = [g for g in moves if _inside(ctx, g.loop, top)]
+        members = [g for g in moves if ctx.is_within(g.loop, top)]
         safety: FixSafety = "safe" if all(g.safety == "safe" for g in members) else "unsafe"
         replacement = _moved(ctx, top, members)
         for member in members:
@@ -173,7 +173,7 @@ def plan_hoists(ctx: FileContext, creations: Sequence[cst.Call]) -> dict[int, Ho
 def _outermost(ctx: FileContext, moves: list[_Move]) -> list[cst.For | cst.While]:
     """The moves' loops that lie in no other move's loop."""
     loops = [g.loop for g in moves]
-    return [a for a in loops if not any(b is not a and _inside(ctx, a, b) for b in loops)]
+    return [a for a in loops if not any(b is not a and ctx.is_within(a, b) for b in loops)]
 
 
 def _moved(
@@ -259,7 +259,7 @@ def _plan_move(
     while loop is not None:
         # a creation earlier in this body that leaves this loop too binds its name
         # once, before this statement, both before and after the move
-        moved = {id(g.target) for g in earlier if _inside(ctx, loop, g.loop)}
+        moved = {id(g.target) for g in earlier if ctx.is_within(loop, g.loop)}
         leave = _Leave(ctx, index, loop, target, statement, moved)
         if not leave.allowed([*reads, *free], paths):
             break
@@ -320,13 +320,9 @@ def _free_loads(
         if not _is_load(ctx, name):
             continue
         assignments = _assignments(ctx, name)
-        if not assignments or not all(_inside(ctx, a.node, function) for a in assignments):
+        if not assignments or not all(ctx.is_within(a.node, function) for a in assignments):
             free.append(name)
     return free
-
-
-def _inside(ctx: FileContext, node: cst.CSTNode, container: cst.CSTNode) -> bool:
-    return node is container or any(a is container for a in ctx.ancestors(node))
 
 
 def _assignments(ctx: FileContext, name: cst.Name) -> list[Assignment] | None:
@@ -374,7 +370,7 @@ class _Leave:
             ):
                 return False  # a function the loop calls may rebind it
             if name is not target and any(
-                _inside(ctx, a.node, loop) and id(a.node) not in self.moved for a in assignments
+                ctx.is_within(a.node, loop) and id(a.node) not in self.moved for a in assignments
             ):
                 return False
         stores = _stores(index, loop)
@@ -388,10 +384,10 @@ class _Leave:
         enclosing = list(_enclosing_loops(ctx, loop))
         start = ctx.position(loop)
         for assignment in _assignments(ctx, self.target) or []:
-            if _inside(ctx, assignment.node, self.statement):
+            if ctx.is_within(assignment.node, self.statement):
                 continue
-            if _inside(ctx, assignment.node, loop) or any(
-                _inside(ctx, assignment.node, outer) for outer in enclosing
+            if ctx.is_within(assignment.node, loop) or any(
+                ctx.is_within(assignment.node, outer) for outer in enclosing
             ):
                 return False
             if ctx.position(assignment.node) < start:
