@@ -163,6 +163,35 @@ def test_hidden_folders_and_virtualenvs_are_not_scanned(tmp_path: Path) -> None:
     assert project.complete
 
 
+def test_without_a_marker_only_the_folder_and_its_packages_are_scanned(tmp_path: Path) -> None:
+    """A script in a folder no project marker is above (``~/Downloads``, ``/tmp``): what
+    it can import, not every folder below (a one-file check there took 15 s in /tmp)."""
+    folder = tmp_path / "downloads"
+    for sub in ("", "pkg", "pkg/sub", "notes", "other", "other/pkg"):
+        (folder / sub).mkdir(parents=True, exist_ok=True)
+        (folder / sub / "w.py").write_text("p.threshold = 1\n")
+    for package in ("pkg", "pkg/sub", "other", "other/pkg"):
+        (folder / package / "__init__.py").write_text("")
+    (folder / "other" / "setup.py").write_text("")  # another project, not this script's
+    own = folder / "m.py"
+    own.write_text("p.threshold = 2\n")
+    project = ProjectWrites.read(folder)
+    places = [p.describe(project.root) for p in project.writes("threshold", own.resolve())]
+    assert places == ["pkg/sub/w.py:1", "pkg/w.py:1", "w.py:1"]
+    assert project.complete
+    (folder / "pyproject.toml").write_text("")  # with a marker: every folder below
+    project = ProjectWrites.read(folder)
+    places = [p.describe(project.root) for p in project.writes("threshold", own.resolve())]
+    assert places == [
+        "notes/w.py:1",
+        "other/pkg/w.py:1",
+        "other/w.py:1",
+        "pkg/sub/w.py:1",
+        "pkg/w.py:1",
+        "w.py:1",
+    ]
+
+
 def test_an_unreadable_folder_makes_the_project_incomplete(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

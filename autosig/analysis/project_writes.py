@@ -5,11 +5,15 @@ AS106's per-instance cache is safe only if nothing rebinds an attribute its trac
 with 0.9, while the cached one keeps the value of its first trace. The fixed file's own
 writes are judged from its syntax tree; this looks at the rest of the project: every
 ``.py`` file under the nearest folder above the file holding ``pyproject.toml``,
-``setup.py``, ``setup.cfg`` or ``.git`` (the file's own folder when none does), hidden
-folders, virtualenvs, ``__pycache__``/``site-packages``/``node_modules`` and the root's
-``build``/``dist`` left out, and linked folders not followed. Files are never imported: ``analysis/attribute_writes`` reads
-their tokens, and only files whose text names the attribute (or may set any attribute)
-are tokenized.
+``setup.py``, ``setup.cfg`` or ``.git``, hidden folders, virtualenvs,
+``__pycache__``/``site-packages``/``node_modules`` and the root's ``build``/``dist``
+left out, and linked folders not followed. When no folder above holds a marker (a
+script in ``~/Downloads`` or ``/tmp``), the project is what a script there can import:
+the file's own folder and the packages (folders with ``__init__.py``) below it, never
+a folder holding a marker of its own (another project); walking every folder under a
+home or temp directory would take seconds and blame unrelated code. Files are never
+imported: ``analysis/attribute_writes`` reads their tokens, and only files whose text
+names the attribute (or may set any attribute) are tokenized.
 
 A project that cannot be read whole (a folder or file unreadable, too many files, a file
 too large) is *incomplete*: the cache fix then says so instead of being safe. The files
@@ -199,16 +203,24 @@ def project_root(path: Path) -> Path:
     when none does."""
     folder = path.parent
     for candidate in (folder, *folder.parents):
-        try:
-            if any((candidate / marker).exists() for marker in MARKERS):
-                return candidate
-        except OSError:
-            continue
+        if _marked(candidate):
+            return candidate
     return folder
 
 
+def _marked(folder: Path) -> bool:
+    try:
+        return any((folder / marker).exists() for marker in MARKERS)
+    except OSError:
+        return False
+
+
 def _python_files(root: Path) -> tuple[list[Path], bool]:
-    """The project's ``.py`` files, and whether every folder could be read."""
+    """The project's ``.py`` files, and whether every folder could be read.
+
+    Under a folder with no marker, only the packages below it (see the module docstring).
+    """
+    packages_only = not _marked(root)
     files: list[Path] = []
     complete, entries = True, 0
     folders = [root]
@@ -227,7 +239,7 @@ def _python_files(root: Path) -> tuple[list[Path], bool]:
                 if entry.is_symlink() and entry.is_dir():
                     continue  # a linked folder may lead out of the project, or in a circle
                 if entry.is_dir():
-                    if not _skipped(entry, root):
+                    if not _skipped(entry, root) and (not packages_only or _package(entry)):
                         folders.append(entry)
                 elif entry.suffix == ".py" and entry.is_file():
                     files.append(entry)
@@ -244,3 +256,8 @@ def _skipped(folder: Path, root: Path) -> bool:
         or (name in SKIPPED_AT_ROOT and folder.parent == root)
         or (folder / "pyvenv.cfg").exists()
     )
+
+
+def _package(folder: Path) -> bool:
+    """A package a script beside it can import, not another project's root."""
+    return (folder / "__init__.py").is_file() and not _marked(folder)
