@@ -192,6 +192,38 @@ def test_without_a_marker_only_the_folder_and_its_packages_are_scanned(tmp_path:
     ]
 
 
+def test_every_question_sees_a_file_the_scan_finds_setting_any_attribute(tmp_path: Path) -> None:
+    """The text filter in front of the token scan never hides what the scan would find:
+    ``Base.__init__(self)`` outside ``__init__`` re-sets any attribute, whether or not
+    the file's text happens to hold the asked name (``next_start_step``, ``_start_step``)."""
+    (tmp_path / "setup.py").write_text("")
+    (tmp_path / "reset.py").write_text(
+        "class Schedule(Base):\n"
+        "    def __init__(self):\n"
+        "        Base.__init__(self)\n"  # set-up: not a change
+        "\n"
+        "    def restart(self, next_start_step):\n"
+        "        Base.__init__(self)\n"
+    )
+    (tmp_path / "setup_only.py").write_text(
+        "class A(Base):\n    def __init__(self):\n        Base.__init__(self)\n"
+    )
+    own = (tmp_path / "m.py").resolve()
+    project = ProjectWrites.read(tmp_path.resolve())
+    for attribute in ("_start_step", "threshold", "start_step"):
+        assert [p.describe(project.root) for p in project.writes(attribute, own)] == ["reset.py:6"]
+
+
+def test_a_name_inside_a_longer_name_is_not_a_write(tmp_path: Path) -> None:
+    (tmp_path / "setup.py").write_text("")
+    (tmp_path / "w.py").write_text("p.thresholds = [1]\np.threshold_old = 2\n")
+    (tmp_path / "v.py").write_text("p.threshold = 1\n")
+    own = (tmp_path / "m.py").resolve()
+    project = ProjectWrites.read(tmp_path.resolve())
+    assert [p.describe(project.root) for p in project.writes("threshold", own)] == ["v.py:1"]
+    assert [p.describe(project.root) for p in project.writes("thresholds", own)] == ["w.py:1"]
+
+
 def test_an_unreadable_folder_makes_the_project_incomplete(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -17,7 +17,12 @@ names the attribute (or may set any attribute) are tokenized.
 
 A project that cannot be read whole (a folder or file unreadable, too many files, a file
 too large) is *incomplete*: the cache fix then says so instead of being safe. The files
-are read once per process (``autosig check``/``fix`` runs), not watched.
+are read once per run (``autosig check``/``fix``: ``dependencies.new_run``), not
+watched. Their text is kept (up to ``KEPT_TEXT_BYTES`` in all, then read again when
+asked) with what each may do whatever the question (set any attribute, copy), so a
+tree check asking about many attributes filters each file by a substring search, not
+by reading it and running regular expressions over it again (that cost a cold check
+of tf-models-official a quarter of its CPU time).
 """
 
 from __future__ import annotations
@@ -29,7 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from autosig.analysis.attribute_writes import ANY, FileWrites, scan_writes
-from autosig.source.dependencies import file_digest, note_dependency
+from autosig.source.dependencies import file_digest, note_dependency, run_number
 
 MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
 """Files or folders that mark a project's root."""
@@ -44,11 +49,17 @@ SKIPPED_AT_ROOT = frozenset({"build", "dist"})
 """Folders that hold no project source (hidden folders and virtualenvs are left out too)."""
 
 VARS_CALL = re.compile(r"\bvars\s*\(")
-RUNS_INIT_AGAIN = re.compile(r"(?<!\))\.__init__\s*\((?!\s*self\b)")
+RUNS_INIT_AGAIN = re.compile(r"(?<!\))\.__init__\s*\(")
 """Text a file holds if it may set attributes without naming them: ``X.__init__(obj)``
-counts, ``super().__init__(...)`` and ``Base.__init__(self, ...)`` do not."""
+counts, ``super().__init__(...)`` does not. ``Base.__init__(self, ...)`` counts too: it
+is set-up only inside the ``__init__`` of ``self``, which the token scan tells apart (a
+``Base.__init__(self)`` in another method re-sets the object's attributes)."""
 
-MAY_COPY = re.compile(r"deepcopy|dump|Pickler")
+MAY_COPY = ("deepcopy", "dump", "Pickler")
+"""Text a file holds if it may deep-copy or pickle objects."""
+
+KEPT_TEXT_BYTES = 64_000_000
+"""How much of the project's text a process keeps between questions."""
 
 
 @dataclass(frozen=True)
@@ -74,15 +85,19 @@ class ProjectWrites:
     paths: list[Path] = field(default_factory=list)
     complete: bool = True
     """False when part of the project could not be read: nothing is known of it."""
-    _scanned: dict[Path, tuple[FileWrites, str]] = field(default_factory=dict)
-    """A scanned file's writes and its text (kept so each question filters alike)."""
+    _read: dict[Path, _FileText] = field(default_factory=dict)
+    """Each file's text, read once (kept while under the budget) and what it may do."""
+    _scanned: dict[Path, FileWrites] = field(default_factory=dict)
+    """A scanned file's writes."""
+    _kept: int = 0
+    """Bytes of text kept in ``_read``."""
 
     @classmethod
     def around(cls, path: Path | str) -> tuple[ProjectWrites, Path]:
         """The project holding ``path`` (read once per root), and ``path`` resolved."""
         resolved = Path(path).resolve()
         note_dependency(f"{__name__}:project_digest", str(resolved))
-        return _project(project_root(resolved)), resolved
+        return _project(project_root(resolved), run_number()), resolved
 
     @classmethod
     def read(cls, root: Path) -> ProjectWrites:
@@ -93,9 +108,16 @@ class ProjectWrites:
     def writes(self, attribute: str, exclude: Path) -> list[Place]:
         """Places in files other than ``exclude`` that may change ``attribute`` (and
         writes that may set any attribute)."""
+        word = re.compile(rf"\b{re.escape(attribute)}\b")
+
+        def concerns(text: str, read: _FileText) -> bool:
+            if read.sets_any or attribute not in text:
+                return read.sets_any
+            return read.spells_names or word.search(text) is not None
+
         places = [
             Place(path, line)
-            for path, scanned in self._files(exclude, lambda t: attribute in t or _may_set_any(t))
+            for path, scanned in self._files(exclude, concerns)
             for name in (attribute, ANY)
             for line in scanned.attributes.get(name, [])
         ]
@@ -105,36 +127,54 @@ class ProjectWrites:
         """Places in files other than ``exclude`` that deep-copy or pickle objects."""
         places = [
             Place(path, line)
-            for path, scanned in self._files(exclude, MAY_COPY.search)
+            for path, scanned in self._files(exclude, lambda _, read: read.copies)
             for line in scanned.copies
         ]
         return sorted(places, key=lambda place: (str(place.path), place.line))
 
     def _files(
-        self, exclude: Path, concerns: Callable[[str], object]
+        self, exclude: Path, concerns: Callable[[str, _FileText], bool]
     ) -> Iterator[tuple[Path, FileWrites]]:
-        """The scan of every other file whose text ``concerns`` the question."""
+        """The scan of every other file whose text ``concerns`` the question (asked the
+        same way every time, scanned before or not)."""
         for path in self.paths:
             if path == exclude:
                 continue
+            read = self._read.get(path)
+            text = read.text if read is not None else None
+            if read is None or (text is None and read.readable):
+                text = self._text(path)
+                if text is None:
+                    continue
+                read = self._keep(path, text)
+            if not read.readable or not concerns(text, read):
+                continue
             known = self._scanned.get(path)
-            text = self._text(path) if known is None else known[1]
-            if text is None or not concerns(text):
-                continue  # asked the same way every time, scanned before or not
             if known is None:
-                known = self._scanned[path] = (scan_writes(text), text)
-            yield path, known[0]
+                known = self._scanned[path] = scan_writes(text)
+            yield path, known
 
     def _text(self, path: Path) -> str | None:
-        """The file's text (kept only for files a question concerns); None if unreadable."""
+        """The file's text; None if unreadable (kept as such: never read again)."""
         try:
             if path.stat().st_size > MAX_FILE_BYTES:
                 self.complete = False
+                self._read[path] = _FileText.unreadable()
                 return None
             return path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError, ValueError):
             self.complete = False  # unread: it might write anything
+            self._read[path] = _FileText.unreadable()
             return None
+
+    def _keep(self, path: Path, text: str) -> _FileText:
+        known = self._read.get(path)
+        if known is not None:
+            return known  # read again past the budget: its flags are known
+        keep = self._kept + len(text) <= KEPT_TEXT_BYTES
+        self._kept += len(text) if keep else 0
+        read = self._read[path] = _FileText.of(text, keep)
+        return read
 
 
 def project_digest(question: str) -> str:
@@ -150,8 +190,37 @@ def project_digest(question: str) -> str:
     return f"{root}\0{digest.hexdigest()}"
 
 
+@dataclass(frozen=True)
+class _FileText:
+    """A file's text (None: not kept, or unreadable) and what it may do to any object."""
+
+    text: str | None
+    readable: bool
+    sets_any: bool = False
+    """It may set attributes without naming them (``setattr``, ``__dict__``, ...)."""
+    copies: bool = False
+    """It may deep-copy or pickle objects."""
+    spells_names: bool = False
+    """It may name an attribute in a string with escapes (``getattr(x, "w\\x31")``):
+    a question's name is then not searched for as a word."""
+
+    @classmethod
+    def of(cls, text: str, keep: bool) -> _FileText:
+        return cls(
+            text if keep else None,
+            True,
+            _may_set_any(text),
+            any(word in text for word in MAY_COPY),
+            "getattr" in text and "\\" in text,
+        )
+
+    @classmethod
+    def unreadable(cls) -> _FileText:
+        return cls(None, False)
+
+
 def _may_set_any(text: str) -> bool:
-    if "setattr" in text or "__dict__" in text or VARS_CALL.search(text):
+    if "setattr" in text or "__dict__" in text or ("vars" in text and VARS_CALL.search(text)):
         return True
     return "__init__" in text and RUNS_INIT_AGAIN.search(text) is not None
 
@@ -194,7 +263,9 @@ class OtherFiles:
 
 
 @functools.lru_cache(maxsize=8)
-def _project(root: Path) -> ProjectWrites:
+def _project(root: Path, run: int) -> ProjectWrites:
+    """One read per root and run (``dependencies.new_run``)."""
+    del run  # the cache key: a new run reads the project again
     return ProjectWrites.read(root)
 
 

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from autosig.errors import AutosigError
 from autosig.source.config import Config
+from autosig.source.dependencies import new_run
 from autosig.source.files import (
     SizeNotice,
     binary_error,
@@ -90,6 +91,7 @@ def collect(
     is found, before any parsing, under ``name(path)``. ``keep_others``: keep the files
     the prefilter leaves out (their bytes are dropped otherwise).
     """
+    new_run()
     found = Collection()
     limit = config.max_file_size if max_file_size is None else max_file_size
     for item in iter_python_files(paths, exclude=tuple(config.exclude) + tuple(exclude)):

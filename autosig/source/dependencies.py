@@ -23,6 +23,20 @@ takes ``question`` and returns the answer it gives now (e.g. a module's path and
 of its bytes). A stored result is valid while every answer is the same."""
 
 _recording: list[dict[tuple[str, str], str]] = []
+_run = 0
+
+
+def new_run() -> None:
+    """A ``check`` or ``fix`` run starts (the file collector says so): what a process
+    kept of other files in an earlier run in it (``analysis/project_writes``) is read
+    again, as a new process would."""
+    global _run
+    _run += 1
+
+
+def run_number() -> int:
+    """Which run of this process is going on (see ``new_run``)."""
+    return _run
 
 
 @contextmanager
