@@ -180,10 +180,16 @@ class ProjectWrites:
 def project_digest(question: str) -> str:
     """For the result cache: the project around file ``question`` (its root) and a hash
     of the paths and bytes of every file in it, as ``ProjectWrites`` reads them."""
+    return _project_digest(project_root(Path(question)), run_number())
+
+
+@functools.lru_cache(maxsize=8)
+def _project_digest(root: Path, run: int) -> str:
+    """Once per root and run: ``check`` writes no file, and every file it checks in a
+    project records the same digest."""
     import hashlib  # only when hashing (a cold check with no cache hashes nothing)
 
-    root = project_root(Path(question))
-    paths, complete = _python_files(root)
+    paths, complete = _walk(root, run)
     digest = hashlib.sha256(f"{complete}".encode())
     for path in paths:
         digest.update(f"\0{path}\0{file_digest(path)}".encode())
@@ -267,6 +273,15 @@ def _project(root: Path, run: int) -> ProjectWrites:
     """One read per root and run (``dependencies.new_run``)."""
     del run  # the cache key: a new run reads the project again
     return ProjectWrites.read(root)
+
+
+@functools.lru_cache(maxsize=8)
+def _walk(root: Path, run: int) -> tuple[tuple[Path, ...], bool]:
+    """``_python_files``, once per root and run: every file a check asks about the
+    project (its result cache entry records the project's digest) shares one walk."""
+    del run  # the cache key
+    paths, complete = _python_files(root)
+    return tuple(paths), complete
 
 
 def project_root(path: Path) -> Path:

@@ -12,7 +12,8 @@ sorted by (path, line, col, code) and errors by path.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from contextlib import nullcontext
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from autosig.errors import AutosigError
@@ -58,6 +59,9 @@ class FileTask:
     data: bytes
     select: tuple[str, ...] | None
     ignore: tuple[str, ...]
+    record: bool = True
+    """Record the other files the result reads (``dependencies.recording``): only a
+    result cache asks, and answering means walking and hashing the project."""
 
 
 def check_paths(
@@ -116,6 +120,8 @@ def check_tasks(
     """Each task's outcome, in order: from ``cache`` where it holds a valid one, else
     checked (in worker processes when there are enough files) and stored there."""
     outcomes: list[CheckOutcome | None] = [None] * len(tasks)
+    if cache is None:
+        tasks = [replace(task, record=False) for task in tasks]
     todo: list[int] = []
     for index, task in enumerate(tasks):
         cached = cache.get(task.path, task.data, task.select, task.ignore) if cache else None
@@ -209,7 +215,7 @@ def check_one(task: FileTask) -> CheckOutcome:
     failure becomes an AutosigError naming it."""
     from autosig.rules.run import check_text
 
-    with recording() as dependencies:
+    with recording() if task.record else nullcontext([]) as dependencies:
         try:
             text, _, _ = decode_source(task.data, task.path)
             outcome = CheckOutcome(
