@@ -48,8 +48,10 @@ SKIPPED_FOLDERS = frozenset({"__pycache__", "site-packages", "node_modules"})
 SKIPPED_AT_ROOT = frozenset({"build", "dist"})
 """Folders that hold no project source (hidden folders and virtualenvs are left out too)."""
 
-VARS_CALL = re.compile(r"\bvars\s*\(")
-RUNS_INIT_AGAIN = re.compile(r"(?<!\))\.__init__\s*\(")
+VARS_CALL = re.compile(r"vars\s*\(")
+"""``vars(`` (a whole word: the character before is checked apart, as a pattern that
+starts with a literal is searched for many times faster than one starting with ``\b``)."""
+RUNS_INIT_AGAIN = re.compile(r"\.__init__\s*\(")
 """Text a file holds if it may set attributes without naming them: ``X.__init__(obj)``
 counts, ``super().__init__(...)`` does not. ``Base.__init__(self, ...)`` counts too: it
 is set-up only inside the ``__init__`` of ``self``, which the token scan tells apart (a
@@ -226,9 +228,24 @@ class _FileText:
 
 
 def _may_set_any(text: str) -> bool:
-    if "setattr" in text or "__dict__" in text or ("vars" in text and VARS_CALL.search(text)):
+    if "setattr" in text or "__dict__" in text:
         return True
-    return "__init__" in text and RUNS_INIT_AGAIN.search(text) is not None
+    if "vars" in text and _found(VARS_CALL, text, lambda before: not _is_word(before)):
+        return True
+    return "__init__" in text and _found(RUNS_INIT_AGAIN, text, lambda before: before != ")")
+
+
+def _found(pattern: re.Pattern[str], text: str, preceded: Callable[[str], bool]) -> bool:
+    """Whether ``pattern`` occurs in ``text`` after a character ``preceded`` accepts
+    ("" at the start)."""
+    return any(
+        preceded(text[match.start() - 1] if match.start() else "")
+        for match in pattern.finditer(text)
+    )
+
+
+def _is_word(character: str) -> bool:
+    return character.isalnum() or character == "_"
 
 
 @dataclass(frozen=True)
