@@ -26,11 +26,6 @@ from autosig.source.files import DEFAULT_MAX_FILE_SIZE, parse_size
 
 T = TypeVar("T")
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on Python 3.10 only
-    import tomli as tomllib
-
 RELAX_CHOICES = ("auto", "none", "batch", "all")
 """Shape policy: free constant dims only where proven safe (auto), keep them (none), free the
 leading dim (batch), free all (all)."""
@@ -228,6 +223,10 @@ def load_config(paths: Sequence[Path | str], config_file: Path | str | None = No
 
 
 def _read_toml(path: Path) -> dict[str, Any]:
+    if sys.version_info >= (3, 11):  # imported here: most runs find no config file
+        import tomllib
+    else:  # pragma: no cover - exercised on Python 3.10 only
+        import tomli as tomllib
     try:
         with path.open("rb") as handle:
             return tomllib.load(handle)

@@ -16,7 +16,6 @@ import io
 import os
 import re
 import stat
-import tempfile
 import threading
 import time
 import tokenize
@@ -268,6 +267,8 @@ def _prepare(path: Path, data: bytes, mode: int | None) -> str:
     if mode is None:
         mode = 0o644
     remove_stale_temp_files(path)
+    import tempfile  # here: a check that writes nothing never loads it (and shutil, random)
+
     try:
         fd, tmp = tempfile.mkstemp(
             prefix=f".{path.name}.{os.getpid()}.", suffix=TEMP_SUFFIX, dir=directory
