@@ -209,3 +209,25 @@ def test_positions_of_crlf_and_continuations() -> None:
     ours = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
     theirs = MetadataWrapper(module, unsafe_skip_copy=True).resolve(LibcstPositions)
     assert dict(ours) == dict(theirs)
+
+
+def test_the_kept_answer_for_the_checked_libcst_is_what_its_source_says() -> None:
+    """``CONDITIONAL_IN_CHECKED`` saves reading libcst's source at every start; it must
+    be what reading it answers for every node type (re-check it when libcst changes)."""
+    import libcst as cst
+
+    from autosig.source import fast_visit
+
+    if fast_visit._LIBCST_VERSION != fast_visit.CHECKED_LIBCST:
+        pytest.skip(f"libcst {fast_visit._LIBCST_VERSION}: the source is read at run time")
+    kinds = [
+        kind
+        for kind in vars(cst).values()
+        if isinstance(kind, type)
+        and issubclass(kind, cst.CSTNode)
+        and any("_visit_and_replace_children" in k.__dict__ for k in kind.__mro__)
+    ]
+    assert len(kinds) > 100
+    read = {kind.__name__ for kind in kinds if fast_visit._visits_conditionally(kind)}
+    assert read == fast_visit.CONDITIONAL_IN_CHECKED
+    assert all(fast_visit._conditional(kind) == (kind.__name__ in read) for kind in kinds)

@@ -14,7 +14,10 @@ order of a node type's fields is learnt from libcst itself: the first time a typ
 met, its ``_visit_and_replace_children`` runs once with a visitor that records which
 fields it announces and descends into nothing. A type whose method visits a field only
 for some values (``FormattedStringExpression.format_spec``), or whose method cannot be
-read, keeps libcst's own path.
+read, keeps libcst's own path. Which types those are is read from libcst's source
+(``inspect``, ``ast``) unless libcst is the version ``CHECKED_LIBCST`` names, whose
+answer is kept here (a test keeps it true): reading the source of each type met cost
+a one-file check about a tenth of its time after imports.
 """
 
 from __future__ import annotations
@@ -28,6 +31,17 @@ from contextlib import contextmanager
 from typing import Any
 
 from libcst import CSTNode, CSTVisitor
+
+try:
+    from libcst._version import __version__ as _LIBCST_VERSION
+except ImportError:  # pragma: no cover - every libcst release has it
+    _LIBCST_VERSION = ""
+
+CHECKED_LIBCST = "1.9.0"
+CONDITIONAL_IN_CHECKED = frozenset({"FormattedStringExpression", "TemplatedStringExpression"})
+"""libcst ``CHECKED_LIBCST``'s node types whose ``_visit_and_replace_children`` visits a
+field only for some values: ``_visits_conditionally``'s answer for every node type of
+that version, kept so a run need not read libcst's source."""
 
 _libcst_visit = CSTNode.visit
 _ORDER: dict[type, tuple[str, ...] | None] = {}
@@ -60,13 +74,19 @@ def field_order(node: CSTNode) -> tuple[str, ...] | None:
     a field only for some values, so it keeps libcst's path)."""
     kind = type(node)
     if kind not in _ORDER:
-        if _visits_conditionally(kind):
+        if _conditional(kind):
             _ORDER[kind] = None
         else:
             recorder = _FieldOrder(node)
             node._visit_and_replace_children(recorder)
             _ORDER[kind] = tuple(recorder.fields)
     return _ORDER[kind]
+
+
+def _conditional(kind: type) -> bool:
+    if _LIBCST_VERSION == CHECKED_LIBCST and kind.__module__.startswith("libcst."):
+        return kind.__name__ in CONDITIONAL_IN_CHECKED
+    return _visits_conditionally(kind)
 
 
 def _visits_conditionally(kind: type) -> bool:
