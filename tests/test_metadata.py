@@ -14,7 +14,7 @@ from libcst.metadata import (
 )
 from libcst.metadata.base_provider import LazyValue
 
-from autosig.source.metadata import ParentProvider, cannot_be_builtin, qualified_names
+from autosig.source.metadata import ParentProvider, qualified_names
 
 SYNTAX = """\
 import tensorflow as tf, numpy as np
@@ -88,19 +88,3 @@ def test_parents_and_qualified_names_match_libcst(text: str) -> None:
     for node, value in names.items():
         expected = value() if isinstance(value, LazyValue) else value
         assert set(qualified_names(get_metadata, node)) == set(expected)
-
-
-@pytest.mark.parametrize("text", SOURCES)
-def test_a_node_ruled_out_as_builtin_has_no_builtin_qualified_name(text: str) -> None:
-    """``cannot_be_builtin`` answers without the scope analysis, never wrongly."""
-    wrapper = MetadataWrapper(cst.parse_module(text + "\nstr.join\nlen\n"), unsafe_skip_copy=True)
-    names = wrapper.resolve(QualifiedNameProvider)
-    ruled_out = 0
-    for node, value in names.items():
-        expected = value() if isinstance(value, LazyValue) else value
-        if cannot_be_builtin(node):
-            ruled_out += 1
-            assert not any(q.source.name == "BUILTIN" for q in expected), node
-    assert ruled_out
-    assert not cannot_be_builtin(cst.parse_expression("str.join"))
-    assert not cannot_be_builtin(cst.parse_expression("len"))

@@ -28,12 +28,7 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper, QualifiedNameSource
 
 from autosig.analysis.python_values import short_code, target_names
-from autosig.source.metadata import (
-    PositionProvider,
-    cannot_be_builtin,
-    children,
-    qualified_names,
-)
+from autosig.source.metadata import PositionProvider, children, qualified_names
 from autosig.source.project_modules import ModuleResolver
 
 LIBRARY_ROOTS = ("tensorflow", "keras", "tf_keras")
@@ -223,8 +218,6 @@ class ModuleView:
         return None
 
     def builtin(self, func: cst.BaseExpression) -> str | None:
-        if cannot_be_builtin(func):
-            return None  # without resolving the module's scopes
         for name, source in self.names(func):
             if source is QualifiedNameSource.BUILTIN:
                 return name.removeprefix("builtins.")

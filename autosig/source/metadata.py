@@ -10,7 +10,6 @@ rule needs it, which is what ``QualifiedNameProvider`` does lazily for every nod
 
 from __future__ import annotations
 
-import builtins
 import dataclasses
 import re
 from collections.abc import Callable, Collection, Iterator
@@ -223,15 +222,6 @@ def qualified_names(
     """
     scope = get_metadata(ScopeProvider, node, None)
     return scope.get_qualified_names_for(node) if scope is not None else set()
-
-
-def cannot_be_builtin(node: cst.CSTNode) -> bool:
-    """Whether ``node``'s qualified names surely hold no builtin (``BUILTIN`` source),
-    known without the module's scope analysis: a name or attribute chain whose root is
-    no name of ``builtins`` (libcst gives that source only to those)."""
-    while isinstance(node, cst.Attribute):
-        node = node.value
-    return isinstance(node, cst.Name) and not hasattr(builtins, node.value)
 
 
 LOOPS = (cst.For, cst.While)
