@@ -34,7 +34,11 @@ class Decision:
     blockers: list[Blocker] = field(default_factory=list)
     """The reasons that name a parameter blocking a signature (each is in ``reasons``)."""
     signed: set[str] = field(default_factory=set)
-    """Names of the parameters that go in the signature."""
+    """Names of the parameters that go in the signature (with ``narrowing``: those a
+    signature would cover, had it not been refused for narrowing)."""
+    narrowing: list[str] = field(default_factory=list)
+    """Why a signature was refused: it would leave out a parameter a short profile never
+    saw passed (``infer.guarded_trace`` may seed a guarded trace instead)."""
 
 
 MIN_CALLS_FOR_DEFAULTS = 8
@@ -107,8 +111,10 @@ def decide_action(
                     )
                 )
     reasons.extend(b.reason for b in blockers)
+    narrowing: list[str] = []
     if not reasons:
-        reasons.extend(_narrowing(record, positional[last + 1 :] + others))
+        narrowing = _narrowing(record, positional[last + 1 :] + others)
+        reasons.extend(narrowing)
     identical = len(record.signatures) == 1 and not record.signatures_dropped
     if identical and not any(r.leaf.object_type for r in results):
         return Decision(
@@ -127,6 +133,9 @@ def decide_action(
         unsafe_reads = shapes.reduce_retracing_blockers
         if unsafe_reads:
             return Decision("none", [*reasons, *unsafe_reads], blockers)
+        if narrowing and not blockers:
+            names = {r.info.name for r in signed}
+            return Decision("reduce_retracing", reasons, blockers, names, narrowing)
         return Decision("reduce_retracing", reasons, blockers)
     out = [
         f"input_signature covers {plural(len(signed), 'parameter')} from {plural(record.calls, 'call')}"

@@ -41,7 +41,7 @@ def function_findings(
     """
     path = record.path or ""
     line, col = site.site.line, site.site.col
-    fixable = action in ("signature", "reduce_retracing") or bool(tensorized)
+    fixable = action in ("signature", "guarded_trace", "reduce_retracing") or bool(tensorized)
     out: list[Finding] = []
 
     def add(code: str, message: str, can_fix: bool = fixable) -> None:

@@ -14,7 +14,9 @@ from autosig.infer.specs import SpecNode
 from autosig.profile.format import CallSite
 from autosig.source.sites import Finding, FixSafety
 
-Action = Literal["signature", "reduce_retracing", "none"]
+Action = Literal["signature", "guarded_trace", "reduce_retracing", "none"]
+"""``guarded_trace``: ``f.get_concrete_function(<the params' specs>)`` once, after setup
+(``autosig.infer.guarded_trace``), where a signature would narrow the domain."""
 
 BlockerKind = Literal["argument", "object", "parameter", "python_use", "shape_read"]
 """Why a parameter keeps a signature out:
@@ -207,6 +209,20 @@ class BuildFirst:
 
 
 @dataclass(frozen=True)
+class GuardedTrace:
+    """A guarded relaxed trace instead of a signature (``autosig.infer.guarded_trace``):
+    the params' specs seed one trace; calls that fit reuse it, others trace as before."""
+
+    why: str
+    """Why not a signature: what the profile does not show."""
+    where: str
+    """Where the seeding call goes (``after line 12``, ``at the end of `M.__init__```)."""
+    params: tuple[str, ...]
+    """The parameters it passes specs for, in order."""
+    line: int = 0
+
+
+@dataclass(frozen=True)
 class FunctionPlan:
     """What to do with one function: a signature, reduce_retracing, or nothing."""
 
@@ -240,6 +256,8 @@ class FunctionPlan:
     is ``none`` or ``reduce_retracing``)."""
     build_first: BuildFirst | None = None
     """Variables created on the first call, and the optimizer.build(...) fix inserts."""
+    guarded: GuardedTrace | None = None
+    """With ``action == "guarded_trace"``: why and where."""
 
     @property
     def signature_specs(self) -> list[SpecNode]:

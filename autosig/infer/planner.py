@@ -16,7 +16,8 @@ may do on the same ``ParamResult`` list:
    ``input_signature=[D.element_spec]``;
 4. ``action``: an ``input_signature`` covering the positional parameters up to the last
    one that must be in it, ``reduce_retracing=True`` when a parameter blocks that, or
-   nothing;
+   nothing; ``guarded_trace``: where the signature would narrow what the original
+   accepts beyond what the profile shows, the same specs seed one trace instead;
 5. ``call_site_plan``: where no signature can be written, callers pass tensors;
 6. ``findings``: the AS2xx findings that say why the function retraced (library code,
    which cannot be edited, gets advice instead, also there).
@@ -34,9 +35,11 @@ from autosig.infer.call_site_plan import plan_call_sites
 from autosig.infer.dimensions import decide_shapes
 from autosig.infer.distributed_inputs import plan_distributed
 from autosig.infer.findings import function_findings, library_plan
+from autosig.infer.guarded_trace import choose as choose_guarded
 from autosig.infer.observations import InferOptions, analyze_param, traced_once
-from autosig.infer.plan import FunctionPlan, ParamPlan, Plan
+from autosig.infer.plan import FunctionPlan, GuardedTrace, ParamPlan, Plan
 from autosig.infer.python_params import decide_python_params, tried_reason
+from autosig.infer.specs import render_spec
 from autosig.profile.format import FunctionRecord, Profile
 from autosig.source.discover import Source
 from autosig.source.hashing import source_hash_from_file_text
@@ -143,6 +146,17 @@ def _plan_function(
     distributed = plan_distributed(source, site, record, results, shapes.use)
     decision = decide_action(record, site, results, shapes)
     action, reasons = decision.action, decision.reasons
+    guarded: GuardedTrace | None = None
+    choice = choose_guarded(record, source, site, results, decision, shapes)
+    if choice is not None and choice.guarded is not None:
+        guarded, action = choice.guarded, "guarded_trace"
+        for r in results:
+            r.spec = choice.specs.get(r.info.name)
+        reasons = [_guarded_reason(guarded, choice.specs), *reasons]
+        if decision.narrowing:
+            reasons = [r for r in reasons if r not in decision.narrowing]
+    elif choice is not None and choice.kept:
+        reasons.append(f"kept the input_signature although {choice.kept}")
     if distributed is not None:
         reasons.append(distributed.reason)
     call_sites, call_reasons = plan_call_sites(record, results, action)
@@ -153,6 +167,10 @@ def _plan_function(
     )
     warnings: list[str] = []
     tried = [r for r in results if r.tried and r.info.name in decision.signed]
+    if action == "guarded_trace" and shapes.proven:
+        reasons.append(
+            "shapes from the probe traces of the original code: " + "; ".join(shapes.proven)
+        )
     if action == "signature":
         reasons.extend(tried_reason(r.info.name, r.tried) for r in tried)
         warnings.extend(r.warning for r in results if r.warning and r.info.name in decision.signed)
@@ -179,13 +197,13 @@ def _plan_function(
             if r.tried and r.info.name in tensorized
         )
         warnings.extend(r.warning for r in results if r.warning and r.info.name in tensorized)
-    if action != "none":
+    if action not in ("none", "guarded_trace"):
         warnings.extend(shapes.relaxed_warnings)
     if (action != "none" or call_sites is not None) and shapes.random_reason:
         warnings.append(shapes.random_reason)
     if (action != "none" or call_sites is not None) and shapes.state_reason:
         warnings.append(shapes.state_reason)
-    rewrites = tuple(shapes.rewrites) if action != "none" else ()
+    rewrites = tuple(shapes.rewrites) if action not in ("none", "guarded_trace") else ()
     if rewrites:
         reasons.append(
             "static shape reads rewritten to tf.shape() so their dimensions can be None: "
@@ -203,5 +221,16 @@ def _plan_function(
         tried=tuple(r.info.name for r in tried) if action == "signature" else (),
         shape_rewrites=rewrites,
         call_sites=call_sites,
+        guarded=guarded,
         **base,
+    )
+
+
+def _guarded_reason(guarded: GuardedTrace, specs: dict) -> str:
+    """The plan's first reason for a guarded relaxed trace."""
+    shown = ", ".join(f"{name}: {render_spec(spec)}" for name, spec in specs.items())
+    return (
+        f"guarded relaxed trace, not an input_signature: {guarded.why}; one trace of "
+        f"({shown}) {guarded.where}: calls that fit reuse it, every other call traces as "
+        "the original would (nothing rejected or cast)"
     )

@@ -1,0 +1,236 @@
+"""Signature or guarded relaxed trace: which one a function gets, and why.
+
+An ``input_signature`` rejects what does not fit its specs (another dtype, rank, list
+length or dict key; a parameter it leaves out) and casts float64 NumPy arrays to
+float32. That is right where the domain is known; a short profile (fewer than
+``MIN_CALLS_FOR_DEFAULTS`` calls) does not show it: one dtype, one rank, one list
+length, a float32 instance of a class whose next instance is float64, a trailing
+parameter never passed. There the plan writes a *guarded relaxed trace* instead:
+``f.get_concrete_function(<specs>)`` once, after the objects the function reads exist
+(``guarded_trace_placement``). Measured on TF 2.21 (``scripts/measure_guarded_trace.py``):
+later calls that fit the specs reuse that trace; every other call (float64 tensors or
+NumPy arrays, Python floats, another rank, another structure) traces anew exactly as
+the original would. It never rejects or converts what the original accepted.
+
+It is not written (the signature stays, its narrowing said in the reasons) where it
+cannot help or cannot be placed safely:
+
+- a Python number or string in the signature: each value traces anew either way;
+- the shape reads rewritten to ``tf.shape()``, or a distributed dataset's element spec;
+- stateful random ops (static table or the probes' graphs, first-call initializers
+  included): a trace at import runs before the program's ``tf.random.set_seed``, and
+  tracing fewer times changes the streams;
+- variables created on the first call (the profile saw TensorFlow trace that call
+  again): the seeding trace would be the one creating them, with its relaxed shapes;
+- Python state the project changes that the trace reads (``analysis/trace_state.py``);
+- a shape policy set in the config for the function (the user asked for a signature);
+- no placement (``guarded_trace_placement``).
+
+Dimensions: a dimension that varied keeps the plan's ``None`` (the same shape-use
+analysis and probes judged it); one that never varied is ``None`` only when the probes
+found it free or bounded, otherwise it keeps its size: a call with another size then
+traces anew, as the original would, at no cost to the domain.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterator
+
+from autosig.infer.action import MIN_CALLS_FOR_DEFAULTS, Decision
+from autosig.infer.build_first import variable_creation_retraces
+from autosig.infer.dimensions import ShapeDecision, tensor_shapes
+from autosig.infer.guarded_trace_placement import NoPlacement, Placement, Seeded, place_seeding
+from autosig.infer.observations import ParamResult
+from autosig.infer.plan import GuardedTrace
+from autosig.infer.specs import (
+    DictNode,
+    ElementSpecNode,
+    ListNode,
+    RaggedSpecNode,
+    SparseSpecNode,
+    SpecNode,
+    TensorSpecNode,
+    TupleNode,
+)
+from autosig.profile.format import FunctionRecord
+from autosig.source.discover import FunctionSite, Source
+from autosig.source.metadata import MetadataView
+from autosig.text import plural
+
+AUTO = "auto"
+PROVEN_FREE = ("free", "bounded")
+
+
+@dataclasses.dataclass(frozen=True)
+class GuardedChoice:
+    """The planner's answer: write the guarded trace (``guarded``), or keep the
+    signature and say why (``kept``: a reason for the plan; empty when the domain is
+    known and nothing needs saying)."""
+
+    guarded: GuardedTrace | None
+    specs: dict[str, SpecNode]
+    """The specs of the seeding call, by parameter (dimensions pinned where unproven)."""
+    kept: str = ""
+
+
+def domain_unknown(record: FunctionRecord, decision: Decision) -> str | None:
+    """Why a signature would narrow what the original accepts beyond what the profile
+    shows, or None (the profile shows the domain: keep the signature)."""
+    if decision.narrowing:
+        return decision.narrowing[0]
+    if decision.action != "signature" or record.signatures_dropped:
+        return None
+    if record.calls >= MIN_CALLS_FOR_DEFAULTS:
+        return None
+    return (
+        f"a profile of {plural(record.calls, 'call')} does not show the domain (one dtype, "
+        "rank, list length or dict key set seen; other instances): an input_signature "
+        "would reject or cast calls the original accepts"
+    )
+
+
+def choose(
+    record: FunctionRecord,
+    source: Source,
+    site: FunctionSite,
+    results: list[ParamResult],
+    decision: Decision,
+    shapes: ShapeDecision,
+) -> GuardedChoice | None:
+    """The guarded trace for a function whose signature would narrow the domain, or why
+    the signature stays; None when the domain is known (the signature is the fix)."""
+    why = domain_unknown(record, decision)
+    if why is None:
+        return None
+    signed = [r for r in results if r.info.name in decision.signed]
+    refusal = _refusal(record, signed, shapes)
+    placement: Placement | NoPlacement | Seeded | None = None
+    if refusal is None:
+        assert source.wrapper is not None and site.function is not None
+        placement = place_seeding(MetadataView(source.wrapper), site.function)
+        if isinstance(placement, NoPlacement):
+            refusal = f"no place for the seeding call: {placement.reason}"
+        elif site.decorator is None:
+            refusal = "the tf.function is not a decorator of its def"
+    if refusal is not None:
+        return GuardedChoice(None, {}, kept=f"{why}; no guarded relaxed trace: {refusal}")
+    specs = {r.info.name: _pinned(record, r) for r in signed}
+    where = (
+        placement.describe()
+        if isinstance(placement, Placement)
+        else f"already in the file (line {placement.line})"  # type: ignore[union-attr]
+    )
+    guarded = GuardedTrace(
+        why=why,
+        where=where,
+        params=tuple(specs),
+        line=placement.line if placement is not None else 0,
+    )
+    return GuardedChoice(guarded, specs)
+
+
+def _refusal(
+    record: FunctionRecord, signed: list[ParamResult], shapes: ShapeDecision
+) -> str | None:
+    """Why the guarded trace cannot help or is not safe here (None: it may be written)."""
+    if not signed:
+        return "no tensor parameter to seed"
+    missing = [r.info.name for r in signed if r.spec is None]
+    if missing:
+        return f"`{missing[0]}` has no spec"
+    numbers = [r.info.name for r in signed if r.leaf.python is not None]
+    if numbers:
+        return (
+            f"`{numbers[0]}` is a Python value in the calls: each value traces anew "
+            "with or without a seeding trace"
+        )
+    if any(_has(r.spec, ElementSpecNode) for r in signed):
+        return "a distributed dataset's element spec is the signature"
+    if shapes.rewrites:
+        return "static shape reads are rewritten to tf.shape() with a signature"
+    if shapes.random_reason:
+        return "it draws stateful random numbers: a trace at import runs before the program seeds"
+    random = record.probe.random if record.probe is not None else None
+    if random is not None and (random.hidden or random.first_call_only):
+        ops = ", ".join(dict.fromkeys([*random.hidden, *random.first_call_only]))
+        return (
+            f"the probes found stateful random ops ({ops}): a trace at import runs before "
+            "the program seeds"
+        )
+    if variable_creation_retraces(record)[0]:
+        return (
+            "its first call creates variables (TensorFlow traced it again): the seeding "
+            "trace would create them with relaxed shapes"
+        )
+    if shapes.state_reason:
+        return f"it reads Python state the project changes ({shapes.state_reason})"
+    if shapes.relaxed_warnings:
+        return "a relaxed dimension is read (the probes saw another graph at another size)"
+    policies = {r.relax for r in signed} - {AUTO}
+    if policies:
+        return f"the config sets its shape policy ({', '.join(sorted(policies))}): a signature"
+    return None
+
+
+def _has(spec: SpecNode | None, kind: type) -> bool:
+    return any(isinstance(node, kind) for node in _nodes(spec))
+
+
+def _nodes(spec: SpecNode | None) -> Iterator[SpecNode]:
+    if spec is None:
+        return
+    yield spec
+    if isinstance(spec, (TupleNode, ListNode)):
+        for item in spec.items:
+            yield from _nodes(item)
+    elif isinstance(spec, DictNode):
+        for _, item in spec.items:
+            yield from _nodes(item)
+
+
+def _pinned(record: FunctionRecord, r: ParamResult) -> SpecNode:
+    """``r``'s spec with every dimension that never varied and that the probes did not
+    find free kept at its size."""
+    assert r.spec is not None
+    seen = tensor_shapes(record).get(r.info.name, {})
+    name = r.info.name
+
+    def walk(node: SpecNode, path: str, inner: str) -> SpecNode:
+        if isinstance(node, (TensorSpecNode, RaggedSpecNode, SparseSpecNode)):
+            return _pin_leaf(record, node, path, seen.get(inner, set()))
+        if isinstance(node, TupleNode):
+            return TupleNode(
+                tuple(walk(i, f"{path}[{k}]", f"{inner}[{k}]") for k, i in enumerate(node.items))
+            )
+        if isinstance(node, ListNode):
+            return ListNode(
+                tuple(walk(i, f"{path}[{k}]", f"{inner}[{k}]") for k, i in enumerate(node.items))
+            )
+        if isinstance(node, DictNode):
+            return DictNode(
+                tuple((k, walk(v, f"{path}[{k!r}]", f"{inner}[{k!r}]")) for k, v in node.items)
+            )
+        return node
+
+    return walk(r.spec, name, "")
+
+
+def _pin_leaf(record: FunctionRecord, node, path: str, shapes: set) -> SpecNode:  # noqa: ANN001
+    shape = node.shape
+    if shape is None or not shapes or any(s is None or len(s) != len(shape) for s in shapes):
+        return node
+    new = list(shape)
+    for dim, size in enumerate(shape):
+        if size is not None:
+            continue
+        sizes = {s[dim] for s in shapes}
+        if len(sizes) != 1 or None in sizes:
+            continue  # it varied: the plan's None stays
+        evidence = record.probe.dim(path, dim) if record.probe is not None else None
+        if evidence is not None and evidence.verdict in PROVEN_FREE:
+            continue
+        if isinstance(node, RaggedSpecNode) and dim > 0:
+            continue  # a ragged dimension's size is per row
+        new[dim] = next(iter(sizes))
+    return dataclasses.replace(node, shape=tuple(new))

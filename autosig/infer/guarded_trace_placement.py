@@ -1,0 +1,395 @@
+"""Where the seeding call of a guarded relaxed trace may go, or why nowhere.
+
+A guarded relaxed trace is ``f.get_concrete_function(<specs>)`` run once before the
+program's own calls (``autosig.infer.guarded_trace`` chooses it). Measured on TF 2.21
+(``scripts/measure_guarded_trace.py``): run right after the ``def`` it fails when the
+function's globals do not exist yet; in a base class's ``__init__`` it traces before a
+subclass sets its attributes, and later calls reuse that graph. So the call goes
+
+- for a module-level function: at module level, right after the last top-level
+  statement binding a name the function reads (through the module's other functions
+  and classes it reads too), and after the ``def``; never inside or after an
+  ``if __name__ == "__main__":`` block. A name the module's functions rebind with
+  ``global`` is state the seeding trace would read too early: no placement.
+- for a method: as the last statement of its class's own ``__init__``, guarded by
+  ``type(self) is Class`` (a subclass sets its attributes after ``super().__init__()``:
+  its instances trace as before), when every ``self.<attr>`` the method reads (through
+  the ``self.`` methods it calls) is set in that ``__init__`` or in the class body and
+  stored nowhere else in the file.
+
+Either way the call sits in ``try``/``except Exception`` (a relaxed trace the code
+cannot build raises there and leaves the function as before: measured). Pure libcst on
+the file's text, never the user's code.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+
+import libcst as cst
+
+from autosig.source.metadata import MetadataView, iter_tree
+
+MAIN_GUARD = '__name__ == "__main__"'
+SEED_METHOD = "get_concrete_function"
+MARK = "autosig: guarded relaxed trace"
+"""The comment on the seeding statement (also how a second run finds it)."""
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Where the seeding statement goes: after ``anchor`` (module level) or at the end of
+    ``init``'s body (a method)."""
+
+    target: str
+    """What ``get_concrete_function`` is called on: ``f`` or ``self.__call__``."""
+    anchor: cst.BaseStatement | None
+    """Module level: the top-level statement the seeding goes after."""
+    init: cst.FunctionDef | None
+    """A method: its class's ``__init__`` (the seeding is its last statement)."""
+    class_name: str
+    """A method's class (the ``type(self) is`` guard); empty for a function."""
+    line: int
+    """The line it goes after (the anchor's last line, or ``__init__``'s last)."""
+
+    def describe(self) -> str:
+        if self.init is not None:
+            return f"at the end of `{self.class_name}.__init__` (after line {self.line})"
+        return f"after line {self.line}"
+
+
+@dataclass(frozen=True)
+class NoPlacement:
+    reason: str
+
+
+@dataclass(frozen=True)
+class Seeded:
+    """The file already has the seeding call (an earlier run of fix, or by hand)."""
+
+    line: int
+
+
+def place_seeding(
+    ctx: MetadataView, function: cst.FunctionDef | cst.Lambda
+) -> Placement | NoPlacement | Seeded:
+    """Where ``function``'s seeding call goes, or why nowhere."""
+    if not isinstance(function, cst.FunctionDef):
+        return NoPlacement("a lambda has no name to seed through")
+    cls = ctx.enclosing_class(function)
+    if cls is not None:
+        return _method_placement(ctx, cls, function)
+    parent = ctx.parent(function)
+    if parent is not ctx.module:
+        return NoPlacement(
+            "it is defined inside another function or block: its seeding call would run "
+            "each time that code runs"
+        )
+    return _module_placement(ctx, function)
+
+
+# -- module-level functions ----------------------------------------------------------
+
+
+def _module_placement(
+    ctx: MetadataView, function: cst.FunctionDef
+) -> Placement | NoPlacement | Seeded:
+    name = function.name.value
+    seeded = _existing_seed(ctx, ctx.module, name)
+    if seeded is not None:
+        return Seeded(seeded)
+    body = list(ctx.module.body)
+    bindings = _top_level_bindings(body)
+    globals_read = _globals_read(function, body, bindings)
+    rebound = _rebound_by_global(ctx.module) & globals_read
+    if rebound:
+        first = sorted(rebound)[0]
+        return NoPlacement(
+            f"it reads `{first}`, which a function of the module rebinds (`global "
+            f"{first}`): a seeding trace at import would read it before that"
+        )
+    anchor_index = body.index(function)
+    for read in sorted(globals_read):
+        for index in bindings.get(read, ()):
+            anchor_index = max(anchor_index, index)
+    anchor = body[anchor_index]
+    if any(_is_main_guard(s) for s in body[: anchor_index + 1]):
+        return NoPlacement(
+            'a name it reads is bound in or after the `if __name__ == "__main__":` block: '
+            "no place at import where it exists before the program runs"
+        )
+    if isinstance(anchor, cst.If) and _is_main_guard(anchor):
+        return NoPlacement('a name it reads is bound in `if __name__ == "__main__":`')
+    line = ctx.line_span(anchor)[-1]
+    return Placement(name, anchor, None, "", line)
+
+
+def _top_level_bindings(body: list[cst.BaseStatement]) -> dict[str, list[int]]:
+    """Name -> indices of the top-level statements that bind it (anywhere inside them,
+    nested functions and classes aside)."""
+    out: dict[str, list[int]] = {}
+    for index, statement in enumerate(body):
+        for name in _bound_names(statement):
+            out.setdefault(name, []).append(index)
+    return out
+
+
+def _bound_names(statement: cst.BaseStatement) -> Iterator[str]:
+    if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
+        yield statement.name.value
+        return
+    for node in _walk_outside_scopes(statement):
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+            yield node.name.value
+        elif isinstance(node, cst.AssignTarget):
+            yield from _target_names(node.target)
+        elif isinstance(node, (cst.AnnAssign, cst.AugAssign)):
+            yield from _target_names(node.target)
+        elif isinstance(node, (cst.For, cst.CompFor)):
+            yield from _target_names(node.target)
+        elif isinstance(node, cst.AsName):
+            yield from _target_names(node.name)
+        elif isinstance(node, cst.NamedExpr):
+            yield from _target_names(node.target)
+        elif isinstance(node, cst.ImportAlias) and node.asname is None:
+            yield _import_name(node.name).split(".")[0]
+
+
+def _import_name(node: cst.BaseExpression) -> str:
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        return f"{_import_name(node.value)}.{node.attr.value}"
+    return ""
+
+
+def _target_names(node: cst.CSTNode) -> Iterator[str]:
+    if isinstance(node, cst.Name):
+        yield node.value
+    elif isinstance(node, (cst.Tuple, cst.List)):
+        for element in node.elements:
+            yield from _target_names(element.value)
+    elif isinstance(node, cst.StarredElement):
+        yield from _target_names(node.value)
+
+
+def _walk_outside_scopes(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    """The nodes of ``node``, not descending into function or class bodies (their defs
+    themselves are yielded)."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        if current is not node and isinstance(current, (cst.FunctionDef, cst.ClassDef)):
+            continue
+        stack.extend(reversed(current.children))
+
+
+def _names_read(node: cst.CSTNode) -> set[str]:
+    return {n.value for n in iter_tree(node) if isinstance(n, cst.Name)}
+
+
+def _globals_read(
+    function: cst.FunctionDef, body: list[cst.BaseStatement], bindings: dict[str, list[int]]
+) -> set[str]:
+    """The module's top-level names ``function`` reads, following the module's own
+    functions and classes it reads (a helper's globals must exist too)."""
+    found: set[str] = set()
+    todo: list[cst.CSTNode] = [function]
+    seen: set[int] = set()
+    definitions: dict[str, list[cst.CSTNode]] = {}
+    for statement in body:
+        if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
+            definitions.setdefault(statement.name.value, []).append(statement)
+    while todo:
+        node = todo.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        for name in _names_read(node) & bindings.keys():
+            if name == function.name.value and node is function:
+                continue
+            found.add(name)
+            todo.extend(definitions.get(name, ()))
+    found.discard(function.name.value)
+    return found
+
+
+def _rebound_by_global(module: cst.Module) -> set[str]:
+    return {
+        name.name.value
+        for node in iter_tree(module)
+        if isinstance(node, cst.Global)
+        for name in node.names
+    }
+
+
+def _is_main_guard(statement: cst.CSTNode) -> bool:
+    if not isinstance(statement, cst.If):
+        return False
+    code = cst.Module(body=[]).code_for_node(statement.test).replace("'", '"')
+    return " ".join(code.split()) == MAIN_GUARD
+
+
+def _existing_seed(ctx: MetadataView, scope: cst.CSTNode, target: str) -> int | None:
+    """The line of a ``<target>.get_concrete_function(...)`` call in ``scope``."""
+    for node in iter_tree(scope):
+        if (
+            isinstance(node, cst.Call)
+            and isinstance(node.func, cst.Attribute)
+            and node.func.attr.value == SEED_METHOD
+            and ctx.code(node.func.value) == target
+        ):
+            return ctx.position(node)[0]
+    return None
+
+
+# -- methods ---------------------------------------------------------------------------
+
+
+def _method_placement(
+    ctx: MetadataView, cls: cst.ClassDef, method: cst.FunctionDef
+) -> Placement | NoPlacement | Seeded:
+    name = method.name.value
+    if name.startswith("__") and not name.endswith("__"):
+        return NoPlacement(f"`{name}` is name-mangled")
+    if any(
+        isinstance(d.decorator, cst.Name) and d.decorator.value in ("staticmethod", "classmethod")
+        for d in method.decorators
+    ):
+        return NoPlacement(f"`{name}` is a static or class method")
+    init = next(
+        (s for s in cls.body.body if isinstance(s, cst.FunctionDef) and s.name.value == "__init__"),
+        None,
+    )
+    if init is None or not isinstance(init.body, cst.IndentedBlock):
+        return NoPlacement(
+            f"`{cls.name.value}` has no `__init__` of its own to seed each instance in"
+        )
+    own = _first_parameter(init)
+    if own is None:
+        return NoPlacement("`__init__` has no self parameter")
+    target = f"{own}.{name}"
+    seeded = _existing_seed(ctx, init, target)
+    if seeded is not None:
+        return Seeded(seeded)
+    if any(isinstance(n, cst.Return) for n in _walk_outside_scopes(init.body)):
+        return NoPlacement("`__init__` may return early: its last statement may not run")
+    reads = _self_reads(cls, method)
+    set_in_init = _self_stores(init, own)
+    in_class = _class_body_names(cls)
+    missing = sorted(reads - set_in_init - in_class)
+    if missing:
+        return NoPlacement(
+            f"it reads `self.{missing[0]}`, which `{cls.name.value}.__init__` does not set: "
+            "it may not exist, or be another value, when the instance is created"
+        )
+    elsewhere = _stored_outside(ctx, cls, init, reads)
+    if elsewhere is not None:
+        attr, line = elsewhere
+        return NoPlacement(
+            f"it reads `self.{attr}`, which line {line} changes after `__init__`: the "
+            "first call may trace with another value"
+        )
+    line = ctx.line_span(init)[-1]
+    return Placement(target, None, init, cls.name.value, line)
+
+
+def _first_parameter(function: cst.FunctionDef) -> str | None:
+    params = (*function.params.posonly_params, *function.params.params)
+    return params[0].name.value if params else None
+
+
+def _self_reads(cls: cst.ClassDef, method: cst.FunctionDef) -> set[str]:
+    """``self.<attr>`` names ``method`` reads, following the class's methods it calls."""
+    methods = {s.name.value: s for s in cls.body.body if isinstance(s, cst.FunctionDef)}
+    found: set[str] = set()
+    todo = [method]
+    done: set[str] = set()
+    while todo:
+        current = todo.pop()
+        if current.name.value in done:
+            continue
+        done.add(current.name.value)
+        own = _first_parameter(current)
+        for attr in _attributes_of(current, own):
+            found.add(attr)
+            if attr in methods and attr != method.name.value:
+                todo.append(methods[attr])
+    return found
+
+
+def _attributes_of(function: cst.FunctionDef, own: str | None) -> Iterable[str]:
+    if own is None:
+        return ()
+    return {
+        node.attr.value
+        for node in iter_tree(function.body)
+        if isinstance(node, cst.Attribute)
+        and isinstance(node.value, cst.Name)
+        and node.value.value == own
+    }
+
+
+def _self_stores(init: cst.FunctionDef, own: str) -> set[str]:
+    out: set[str] = set()
+    for node in iter_tree(init.body):
+        targets: list[cst.CSTNode] = []
+        if isinstance(node, cst.AssignTarget):
+            targets = [node.target]
+        elif isinstance(node, (cst.AnnAssign, cst.AugAssign)):
+            targets = [node.target]
+        for target in targets:
+            for element in _flatten(target):
+                if (
+                    isinstance(element, cst.Attribute)
+                    and isinstance(element.value, cst.Name)
+                    and element.value.value == own
+                ):
+                    out.add(element.attr.value)
+    return out
+
+
+def _flatten(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    if isinstance(node, (cst.Tuple, cst.List)):
+        for element in node.elements:
+            yield from _flatten(element.value)
+    elif isinstance(node, cst.StarredElement):
+        yield from _flatten(node.value)
+    else:
+        yield node
+
+
+def _class_body_names(cls: cst.ClassDef) -> set[str]:
+    out: set[str] = set()
+    for statement in cls.body.body:
+        out.update(_bound_names(statement))
+    return out
+
+
+def _stored_outside(
+    ctx: MetadataView, cls: cst.ClassDef, init: cst.FunctionDef, reads: set[str]
+) -> tuple[str, int] | None:
+    """An attribute the method reads that the file stores outside ``__init__`` (on any
+    object: ``other.scale = 2`` may be this instance)."""
+    for node in iter_tree(ctx.module):
+        if not (isinstance(node, cst.Attribute) and node.attr.value in reads):
+            continue
+        if not _is_store(ctx, node):
+            continue
+        if any(a is init for a in ctx.ancestors(node)):
+            continue
+        return node.attr.value, ctx.position(node)[0]
+    return None
+
+
+def _is_store(ctx: MetadataView, node: cst.Attribute) -> bool:
+    parent = ctx.parent(node)
+    while isinstance(parent, (cst.Tuple, cst.List, cst.Element, cst.StarredElement)):
+        parent = ctx.parent(parent)
+    return (
+        isinstance(parent, cst.AssignTarget)
+        or (isinstance(parent, (cst.AugAssign, cst.AnnAssign)) and parent.target is node)
+        or isinstance(parent, cst.Del)
+    )
