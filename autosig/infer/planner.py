@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from autosig.infer.action import decide_action
+from autosig.infer.action import MIN_CALLS_FOR_DEFAULTS, decide_action
 from autosig.infer.call_site_plan import plan_call_sites
 from autosig.infer.dimensions import decide_shapes
 from autosig.infer.distributed_inputs import plan_distributed
@@ -140,7 +140,8 @@ def _plan_function(
         params = tuple(ParamPlan(r.info.name, None, r.evidence) for r in results)
         return FunctionPlan(action="none", params=params, reasons=(reason,), **base)
 
-    decide_python_params(source, site, results, modules, options.try_uncertain, record.probe)
+    short = record.calls < MIN_CALLS_FOR_DEFAULTS and not record.signatures_dropped
+    decide_python_params(source, site, results, modules, options.try_uncertain, record.probe, short)
     policies = {r.info.name: r.relax for r in results}
     shapes = decide_shapes(source, site, record, results, policies, modules)
     distributed = plan_distributed(source, site, record, results, shapes.use)

@@ -30,6 +30,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import libcst as cst
+
 from autosig.analysis.python_values import (
     RETURNED_STRING,
     PythonUse,
@@ -42,6 +44,7 @@ from autosig.infer.probe_evidence import NumberProof, number_proof
 from autosig.infer.specs import TensorSpecNode
 from autosig.profile.evidence import ProbeEvidence
 from autosig.source.discover import FunctionSite, Source
+from autosig.source.metadata import MetadataView, iter_tree
 from autosig.source.project_modules import ModuleResolver
 
 
@@ -52,8 +55,14 @@ def decide_python_params(
     modules: ModuleResolver | None = None,
     try_uncertain: bool = False,
     probe: ProbeEvidence | None = None,
+    short: bool = False,
 ) -> None:
     """Tensorize Python scalars the code uses only where a tensor can go.
+
+    ``short``: the profile is too short to show the domain (``action.MIN_CALLS_FOR_DEFAULTS``):
+    an int that only ever becomes a float32 takes a float32 spec (a float the original
+    accepts fits), and one an int64 spec computes the same for takes int64 (a value past
+    int32 the original takes exactly does not wrap): ``widen_for_domain``.
 
     ``probe``: the profile's probe evidence for the function; where it shows the dtype
     TensorFlow gave a number in the original graph, the spec takes that dtype, and a
@@ -103,6 +112,10 @@ def decide_python_params(
             dtypes[r.info.name] = dtype
         elif proof is not None and proof.dtype is None and r.probe_reason is None:
             unmatched[r.info.name] = proof
+    if short:
+        widen_for_domain(
+            source, function, candidates, dtypes, tensor_params, observed, converted, modules
+        )
     uses = python_only_uses(
         source.wrapper, function, names, tensor_params, dtypes, observed, converted, modules
     )
@@ -151,6 +164,142 @@ def decide_python_params(
             )
         else:
             r.spec = TensorSpecNode((), r.leaf.python.dtype)
+
+
+# -- the domain a short profile does not show ----------------------------------------
+
+FLOAT32_NAMES = frozenset({"tensorflow.float32", "tensorflow.dtypes.float32"})
+CASTS = frozenset({"tensorflow.cast", "tensorflow.dtypes.cast"})
+CAST_TO_IMAGE_DTYPE = {"tensorflow.image.adjust_brightness": (1, "delta")}
+"""APIs that cast a number argument (position, keyword) to their image's dtype
+(``math_ops.cast(delta, image.dtype)`` for float16/float32 images)."""
+
+
+def widen_for_domain(
+    source: Source,
+    function: cst.FunctionDef | cst.Lambda,
+    candidates: list[ParamResult],
+    dtypes: dict[str, str],
+    tensor_params: list[str],
+    observed: dict[str, int],
+    converted: dict[str, str],
+    modules: ModuleResolver | None,
+) -> None:
+    """Int-only numbers of a short profile: the spec that also takes what the profile did
+    not show (a float later, an int past int32), where it computes the same on the ints.
+
+    float32 where every use of the number is a cast to float32 (``tf.cast(n,
+    tf.float32)``, ``tf.cast(n, x.dtype)`` of a float32 tensor ``x``,
+    ``tf.image.adjust_brightness(image, n)`` of a float32 image): TensorFlow converts an
+    int and its float32 spec to the same float32 (one rounding from the exact int), and
+    a Python float to the float32 the spec makes. int64 where the Python-value analysis
+    finds no use an int64 tensor changes (it checks what the int32 conversion gave: a
+    cast, a shape, a stateless seed, an int64 partner): an int32 spec would wrap a larger
+    value silently, where the original converts it to int64.
+    """
+    assert source.wrapper is not None
+    view = MetadataView(source.wrapper)
+    ints = [
+        r
+        for r in candidates
+        if r.leaf.python is not None
+        and set(r.leaf.python.types) == {"int"}
+        and dtypes.get(r.info.name) == "int32"
+    ]
+    for r in list(ints):
+        assert r.leaf.python is not None
+        if _only_float32_casts(view, function, r.info.name, dtypes):
+            r.leaf.python.dtype = dtypes[r.info.name] = "float32"
+            r.probe_reason = (
+                f"`{r.info.name}`: a scalar float32 spec: only ints seen, in a profile too "
+                "short to show no float comes, and every use casts it to float32 (the same "
+                "float32 for an int; a float fits)"
+            )
+            ints.remove(r)
+    if not ints:
+        return
+    names = [r.info.name for r in ints]
+    wide = dict(dtypes, **dict.fromkeys(names, "int64"))
+    base = python_only_uses(
+        source.wrapper, function, names, tensor_params, dtypes, observed, converted, modules
+    )
+    widened = python_only_uses(
+        source.wrapper, function, names, tensor_params, wide, observed, converted, modules
+    )
+    for r in ints:
+        assert r.leaf.python is not None
+        if base.get(r.info.name) or widened.get(r.info.name):
+            continue
+        r.leaf.python.dtype = dtypes[r.info.name] = "int64"
+        r.probe_reason = (
+            f"`{r.info.name}`: a scalar int64 spec: a profile this short does not show the "
+            "values stay in int32 (an int32 spec wraps a larger one silently, the original "
+            "converts it to int64), and no use computes otherwise with int64"
+        )
+
+
+def _only_float32_casts(
+    view: MetadataView, function: cst.FunctionDef | cst.Lambda, name: str, dtypes: dict[str, str]
+) -> bool:
+    """Every read of parameter ``name`` in ``function`` is the number a float32 cast takes."""
+    body = function.body
+    reads = [
+        node
+        for node in iter_tree(body)
+        if isinstance(node, cst.Name) and node.value == name and _is_read(view, node)
+    ]
+    if not reads:
+        return False
+    return all(_cast_to_float32(view, node, dtypes) for node in reads)
+
+
+def _is_read(view: MetadataView, node: cst.Name) -> bool:
+    parent = view.parent(node)
+    if isinstance(parent, cst.AssignTarget) or (
+        isinstance(parent, (cst.AugAssign, cst.AnnAssign)) and parent.target is node
+    ):
+        return False
+    if isinstance(parent, cst.Attribute) and parent.attr is node:
+        return False
+    return not (isinstance(parent, cst.Arg) and parent.keyword is node)
+
+
+def _cast_to_float32(view: MetadataView, node: cst.Name, dtypes: dict[str, str]) -> bool:
+    arg = view.parent(node)
+    call = view.parent(arg) if isinstance(arg, cst.Arg) else None
+    if not isinstance(arg, cst.Arg) or not isinstance(call, cst.Call) or arg.value is not node:
+        return False
+    names = view.qualified_names(call.func)
+    index = call.args.index(arg)
+    keyword = arg.keyword.value if arg.keyword is not None else None
+    if names & CASTS:
+        if not (keyword == "x" or (keyword is None and index == 0)):
+            return False
+        target = next(
+            (a.value for a in call.args if a.keyword and a.keyword.value == "dtype"), None
+        )
+        positional = [a.value for a in call.args if a.keyword is None]
+        if target is None and len(positional) > 1:
+            target = positional[1]
+        return target is not None and _float32_dtype(view, target, dtypes)
+    for api, (position, word) in CAST_TO_IMAGE_DTYPE.items():
+        if api in names and (keyword == word or (keyword is None and index == position)):
+            image = call.args[0].value if call.args and call.args[0].keyword is None else None
+            return isinstance(image, cst.Name) and dtypes.get(image.value) == "float32"
+    return False
+
+
+def _float32_dtype(view: MetadataView, node: cst.BaseExpression, dtypes: dict[str, str]) -> bool:
+    if isinstance(node, cst.SimpleString):
+        return node.evaluated_value == "float32"
+    if view.qualified_names(node) & FLOAT32_NAMES:
+        return True
+    return (
+        isinstance(node, cst.Attribute)
+        and node.attr.value == "dtype"
+        and isinstance(node.value, cst.Name)
+        and dtypes.get(node.value.value) == "float32"
+    )
 
 
 # -- the probes' dtype --------------------------------------------------------------
