@@ -145,7 +145,8 @@ SIMPLE = textwrap.dedent(
 
 
 def test_varying_dimension_becomes_none_and_constant_ones_stay() -> None:
-    rec = record(SIMPLE, [{"x": tensor(32, n)} for n in (17, 23, 9)])
+    # 8 calls: a shorter profile gets a guarded relaxed trace (test_guarded_trace.py)
+    rec = record(SIMPLE, [{"x": tensor(32, n)} for n in (17, 23, 9) * 3])
     assert specs(plan_of(SIMPLE, rec))["x"] == TensorSpecNode((None, None), "float32")  # auto
     plan = plan_of(SIMPLE, rec, relax="none")
     assert plan.action == "signature"
@@ -155,9 +156,9 @@ def test_varying_dimension_becomes_none_and_constant_ones_stay() -> None:
         "[tf.TensorSpec(shape=[32, None], dtype=tf.float32)]"
     )
     evidence = plan.params[0].evidence
-    assert evidence.startswith("3 calls, 3 distinct shapes (32, 17) (32, 23) (32, 9)")
+    assert evidence.startswith("9 calls, 3 distinct shapes (32, 17) (32, 23) (32, 9)")
     assert "dimension 1 varies" in evidence
-    assert "3 traces for 3 calls" in finding(plan, "AS201")
+    assert "3 traces for 9 calls" in finding(plan, "AS201")
     assert "`x`: dimension 1 varies" in finding(plan, "AS201")
     assert plan.findings[0].fixable and plan.findings[0].line == rec.line
 
@@ -396,7 +397,9 @@ def test_summary_step_counter_is_int64() -> None:
 def test_folded_python_values() -> None:
     folded = {"kind": "python", "type": "int", "varied": True}
     calls = [{"x": tensor(3), "n": py(1)}, {"x": tensor(3), "n": folded}]
-    plan = plan_of(SIMPLE, record(SIMPLE, calls, params={"x": REQUIRED, "n": py(1)}, traces=40))
+    rec = record(SIMPLE, calls, params={"x": REQUIRED, "n": py(1)}, traces=40)
+    rec.calls = 40  # more than 32 distinct values: a profile long enough to show the domain
+    plan = plan_of(SIMPLE, rec)
     assert specs(plan)["n"] == TensorSpecNode((), "int32")
     assert "more than 32 distinct values" in plan.params[1].evidence
 
@@ -455,14 +458,18 @@ def test_a_short_profile_does_not_show_a_default_is_never_passed() -> None:
     calls = [{"x": tensor(n)} for n in (1, 2)]
     params = {"x": REQUIRED, "n": py(1), "scale": py(1.0), "training": py(False)}
     plan = plan_of(SIMPLE, record(SIMPLE, calls, params=params))
-    assert plan.action == "reduce_retracing"
+    # not a signature: a guarded relaxed trace of x (later calls passing training=True
+    # trace as the original would)
+    assert plan.action == "guarded_trace"
+    assert plan.guarded is not None
     assert "`training` was only ever its default in 2 calls: an input_signature leaves" in (
-        " ".join(plan.reasons)
+        plan.guarded.why
     )
+    assert [p.name for p in plan.params if p.spec is not None] == ["x"]
 
 
 def test_default_before_a_varied_parameter_needs_a_spec() -> None:
-    calls = [{"x": tensor(3), "scale": py(s)} for s in (0.1, 0.2)]
+    calls = [{"x": tensor(3), "scale": py(s)} for s in (0.1, 0.2) * 4]
     rec = record(SIMPLE, calls, params={"x": REQUIRED, "n": py(1), "scale": py(1.0)})
     plan = plan_of(SIMPLE, rec)
     assert plan.action == "signature"
@@ -600,7 +607,7 @@ def test_one_trace_per_process_of_a_merged_profile() -> None:
     assert plan.reasons == ("traced once per process (3 tf.function objects); nothing to fix",)
     events.append(TraceEvent(call=3, signature=1, process=0))
     rec = record(SIMPLE, calls, traces=4, processes=3, trace_events=events)
-    assert plan_of(SIMPLE, rec).action == "signature"
+    assert plan_of(SIMPLE, rec).action == "guarded_trace"  # 4 calls: a short profile
 
 
 def test_retraces_with_identical_arguments() -> None:
@@ -974,6 +981,6 @@ def test_blockers_of_keyword_only_and_star_args_parameters() -> None:
 
 
 def test_a_signature_has_no_blockers() -> None:
-    plan = plan_of(SIMPLE, record(SIMPLE, [{"x": tensor(n)} for n in (1, 2)]))
+    plan = plan_of(SIMPLE, record(SIMPLE, [{"x": tensor(n)} for n in range(1, 9)]))
     assert plan.action == "signature"
     assert plan.blockers == ()

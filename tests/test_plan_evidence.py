@@ -10,7 +10,8 @@ from __future__ import annotations
 import textwrap
 from typing import Any
 
-from test_infer import plan_of, py, record, specs, tensor
+from test_infer import plan_of as infer_plan_of
+from test_infer import py, record, specs, tensor
 
 from autosig.infer.specs import TensorSpecNode
 from autosig.profile.evidence import DimEvidence, NumberEvidence, ProbeEvidence, RandomEvidence
@@ -47,6 +48,13 @@ METHOD = textwrap.dedent(
             return tape.gradient(out, x)
     """
 )
+
+
+def plan_of(src: str, rec: Any, **options: Any) -> Any:
+    """The plan with an input_signature also for these short profiles (which would get a
+    guarded relaxed trace, ``test_guarded_trace.py``): the rules under test here are the
+    signature's."""
+    return infer_plan_of(src, rec, guarded_trace=False, **options)
 
 
 def dim(param: str, d: int, verdict: str, size: int, **more: Any) -> DimEvidence:

@@ -619,10 +619,19 @@ class _Advice:
             text = self._signed(name, what)
         elif self.plan.action == "reduce_retracing":
             text = self._reduced(name, what, self._blockers(name))
+        elif self.plan.action == "guarded_trace":
+            text = self._guarded(what)
         else:
             text = self._unchanged(what)
         self.pointed = self.pointed or bool(text)
         return text
+
+    def _guarded(self, what: str) -> str:
+        """Advice when fix seeds a guarded relaxed trace: shapes share it; other dtypes,
+        ranks, structures and Python values trace as before."""
+        if what == "shape":
+            return f"; fix: {self.command} (a guarded relaxed trace with None there)"
+        return f"; {self.command} seeds a guarded relaxed trace ({_SEE_NOTE})"
 
     def _called(self, name: str, what: str) -> str:
         """Advice when fix's call sites pass ``name`` as a tensor (a call-site plan)."""
@@ -745,7 +754,10 @@ class _Advice:
         if plan is not None and plan.stale:
             return [stale_note(self.command, plan)]
         if plan is not None and plan.safety == "unsafe" and plan.action != "none":
-            fix = "an input_signature" if plan.action == "signature" else "reduce_retracing=True"
+            fix = {
+                "signature": "an input_signature",
+                "guarded_trace": "a guarded relaxed trace",
+            }.get(plan.action, "reduce_retracing=True")
             return [
                 f"{self.command} gives {plan.qualname} {fix} only with --unsafe-fixes: "
                 + "; ".join(plan.warnings)
@@ -765,6 +777,8 @@ class _Advice:
                 f"{self.command} gives {plan.qualname} reduce_retracing=True, not an "
                 f"input_signature: {reasons}"
             ]
+        if plan.action == "guarded_trace":
+            return [f"{self.command} gives {plan.qualname} a {reasons}"]
         return [f"{self.command} leaves {plan.qualname} as it is: {reasons}"]
 
 

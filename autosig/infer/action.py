@@ -41,6 +41,9 @@ class Decision:
     saw passed (``infer.guarded_trace`` may seed a guarded trace instead)."""
 
 
+COVERS = "input_signature covers "
+"""How the signature's own first reason starts."""
+
 MIN_CALLS_FOR_DEFAULTS = 8
 """Fewer calls than this do not show that a parameter is never passed."""
 
@@ -137,9 +140,7 @@ def decide_action(
             names = {r.info.name for r in signed}
             return Decision("reduce_retracing", reasons, blockers, names, narrowing)
         return Decision("reduce_retracing", reasons, blockers)
-    out = [
-        f"input_signature covers {plural(len(signed), 'parameter')} from {plural(record.calls, 'call')}"
-    ]
+    out = [f"{COVERS}{plural(len(signed), 'parameter')} from {plural(record.calls, 'call')}"]
     for r in positional[last + 1 :] + others:
         out.append(f"`{r.info.name}` left out: {r.evidence}")
     if record.signatures_dropped:

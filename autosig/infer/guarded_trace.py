@@ -78,7 +78,7 @@ def domain_unknown(record: FunctionRecord, decision: Decision) -> str | None:
     """Why a signature would narrow what the original accepts beyond what the profile
     shows, or None (the profile shows the domain: keep the signature)."""
     if decision.narrowing:
-        return decision.narrowing[0]
+        return "; ".join(decision.narrowing)
     if decision.action != "signature" or record.signatures_dropped:
         return None
     if record.calls >= MIN_CALLS_FOR_DEFAULTS:

@@ -571,6 +571,9 @@ class InferOptions:
     autosig.infer.python_params.undecided)."""
     root: Path | None = None
     """The profile's project root: where the shape-use analysis finds imported modules."""
+    guarded_trace: bool = True
+    """False: an ``input_signature`` also where a short profile does not show the domain
+    (``autosig.infer.guarded_trace``; the caller knows the domain)."""
 
     @classmethod
     def from_config(

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from autosig.infer.action import MIN_CALLS_FOR_DEFAULTS, decide_action
+from autosig.infer.action import COVERS, MIN_CALLS_FOR_DEFAULTS, decide_action
 from autosig.infer.call_site_plan import plan_call_sites
 from autosig.infer.dimensions import decide_shapes
 from autosig.infer.distributed_inputs import plan_distributed
@@ -140,7 +140,9 @@ def _plan_function(
         params = tuple(ParamPlan(r.info.name, None, r.evidence) for r in results)
         return FunctionPlan(action="none", params=params, reasons=(reason,), **base)
 
-    short = record.calls < MIN_CALLS_FOR_DEFAULTS and not record.signatures_dropped
+    short = frozenset()
+    if record.calls < MIN_CALLS_FOR_DEFAULTS and not record.signatures_dropped:
+        short = _python_ints_only(record)
     decide_python_params(source, site, results, modules, options.try_uncertain, record.probe, short)
     policies = {r.info.name: r.relax for r in results}
     shapes = decide_shapes(source, site, record, results, policies, modules)
@@ -148,14 +150,18 @@ def _plan_function(
     decision = decide_action(record, site, results, shapes)
     action, reasons = decision.action, decision.reasons
     guarded: GuardedTrace | None = None
-    choice = choose_guarded(record, source, site, results, decision, shapes)
+    choice = None
+    if options.guarded_trace:
+        choice = choose_guarded(record, source, site, results, decision, shapes)
     if choice is not None and choice.guarded is not None:
         guarded, action = choice.guarded, "guarded_trace"
         for r in results:
             r.spec = choice.specs.get(r.info.name)
-        reasons = [_guarded_reason(guarded, choice.specs), *reasons]
-        if decision.narrowing:
-            reasons = [r for r in reasons if r not in decision.narrowing]
+        own = set(decision.narrowing)  # the signature's words, not the guarded trace's
+        reasons = [
+            _guarded_reason(guarded, choice.specs),
+            *(r for r in reasons if r not in own and not r.startswith(COVERS)),
+        ]
     elif choice is not None and choice.kept:
         reasons.append(f"kept the input_signature although {choice.kept}")
     if distributed is not None:
@@ -225,6 +231,19 @@ def _plan_function(
         guarded=guarded,
         **base,
     )
+
+
+def _python_ints_only(record: FunctionRecord) -> frozenset[str]:
+    """Parameters every recorded call passed a Python int (no tensor, no float)."""
+    names: set[str] | None = None
+    for signature in record.signatures:
+        ints = {
+            name
+            for name, value in signature.args.items()
+            if value.get("kind") == "python" and value.get("type") == "int"
+        }
+        names = ints if names is None else names & ints
+    return frozenset(names or ())
 
 
 def _guarded_reason(guarded: GuardedTrace, specs: dict) -> str:

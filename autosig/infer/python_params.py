@@ -55,12 +55,12 @@ def decide_python_params(
     modules: ModuleResolver | None = None,
     try_uncertain: bool = False,
     probe: ProbeEvidence | None = None,
-    short: bool = False,
+    short: frozenset[str] = frozenset(),
 ) -> None:
     """Tensorize Python scalars the code uses only where a tensor can go.
 
-    ``short``: the profile is too short to show the domain (``action.MIN_CALLS_FOR_DEFAULTS``):
-    an int that only ever becomes a float32 takes a float32 spec (a float the original
+    ``short``: in a profile too short to show the domain (``action.MIN_CALLS_FOR_DEFAULTS``),
+    the parameters every call passed a Python int: one that only ever becomes a float32 takes a float32 spec (a float the original
     accepts fits), and one an int64 spec computes the same for takes int64 (a value past
     int32 the original takes exactly does not wrap): ``widen_for_domain``.
 
@@ -112,9 +112,18 @@ def decide_python_params(
             dtypes[r.info.name] = dtype
         elif proof is not None and proof.dtype is None and r.probe_reason is None:
             unmatched[r.info.name] = proof
-    if short:
+    if short and not any(r.leaf.object_type for r in results):
+        # (an object keeps a signature out: the call sites pass the values, and
+        # their domain is the recorded calls themselves)
         widen_for_domain(
-            source, function, candidates, dtypes, tensor_params, observed, converted, modules
+            source,
+            function,
+            [r for r in candidates if r.info.name in short],
+            dtypes,
+            tensor_params,
+            observed,
+            converted,
+            modules,
         )
     uses = python_only_uses(
         source.wrapper, function, names, tensor_params, dtypes, observed, converted, modules
@@ -192,8 +201,9 @@ def widen_for_domain(
     tf.float32)``, ``tf.cast(n, x.dtype)`` of a float32 tensor ``x``,
     ``tf.image.adjust_brightness(image, n)`` of a float32 image): TensorFlow converts an
     int and its float32 spec to the same float32 (one rounding from the exact int), and
-    a Python float to the float32 the spec makes. int64 where the Python-value analysis
-    finds no use an int64 tensor changes (it checks what the int32 conversion gave: a
+    a Python float to the float32 the spec makes. int64 for a seed (read inside a
+    ``seed=`` argument) where the Python-value analysis finds no use an int64 tensor
+    changes (it checks what the int32 conversion gave: a
     cast, a shape, a stateless seed, an int64 partner): an int32 spec would wrap a larger
     value silently, where the original converts it to int64.
     """
@@ -218,6 +228,9 @@ def widen_for_domain(
             ints.remove(r)
     if not ints:
         return
+    ints = [r for r in ints if _seeds(view, function, r.info.name)]
+    if not ints:
+        return
     names = [r.info.name for r in ints]
     wide = dict(dtypes, **dict.fromkeys(names, "int64"))
     base = python_only_uses(
@@ -236,6 +249,20 @@ def widen_for_domain(
             "values stay in int32 (an int32 spec wraps a larger one silently, the original "
             "converts it to int64), and no use computes otherwise with int64"
         )
+
+
+def _seeds(view: MetadataView, function: cst.FunctionDef | cst.Lambda, name: str) -> bool:
+    """``name`` is read inside a ``seed=`` argument (``seed=[seed, 1]``): a seed, hashed
+    or counted, whose values a short profile does not bound."""
+    for node in iter_tree(function.body):
+        if isinstance(node, cst.Name) and node.value == name and _is_read(view, node):
+            for ancestor in view.ancestors(node):
+                if isinstance(ancestor, cst.Arg) and ancestor.keyword is not None:
+                    if ancestor.keyword.value == "seed":
+                        return True
+                if ancestor is function:
+                    break
+    return False
 
 
 def _only_float32_casts(

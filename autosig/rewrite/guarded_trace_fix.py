@@ -64,6 +64,12 @@ def seeding_text(placement: Placement, specs: Sequence[str], indent: str = "    
 class GuardedTraceFix(PlanFix):
     code = "guarded_trace"
 
+    def file_entries(self, entries: Sequence[FunctionPlan], path: str) -> list[FunctionPlan]:
+        """Its entries in the file: the placement reads the whole module (every top-level
+        binding, ``__init__`` and the defs the function reaches), so the engine parses
+        the whole file, not the skeleton ``check`` cuts (``fix_file`` does nothing)."""
+        return [e for e in entries if e.action == self.code and e.path == path]
+
     def fix_site(
         self, ctx: RuleContext, site: FunctionSite, entry: FunctionPlan, options: FixOptions
     ) -> SiteFix | None:
