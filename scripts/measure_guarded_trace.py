@@ -215,6 +215,36 @@ build = run("model.build")
 eager = run("one eager call + optimizer.build")
 print(f"subclassed Keras 3 model with dropout: plain {plain[0]} traces; model.build((None, 8)) makes {build[2]} variables ({build[0]} traces); one eager call makes {eager[2]}, then optimizer.build: {eager[0]} trace, losses identical {eager[1] == plain[1]}")
 """,
+    "seeding_a_lazily_built_model": """
+class Net(keras.Model):
+    def __init__(self):
+        super().__init__()
+        self.d1 = keras.layers.Dense(3)
+    def call(self, x):
+        return self.d1(x)
+def run(spec):
+    keras.utils.set_random_seed(2)
+    net = Net()
+    @tf.function
+    def f(x):
+        return tf.reduce_sum(net(x))
+    seeded = "-"
+    if spec is not None:
+        try:
+            f.get_concrete_function(spec)
+            seeded = "built"
+        except Exception as e:
+            seeded = type(e).__name__
+    try:
+        outs = [round(float(f(tf.ones([n, 4]))), 5) for n in (2, 3, 5)]
+    except Exception as e:
+        outs = f"calls raise {type(e).__name__}: {str(e).splitlines()[0][:60]}"
+    return seeded, count(f), outs, [tuple(v.shape) for v in net.trainable_variables]
+plain = run(None)
+free_width = run(S([None, None]))
+kept_width = run(S([None, 4]))
+print(f"a subclassed Keras model built on its first call, in a tf.function: plain {plain[1]} traces, outputs {plain[2]}; seeded with [None, None]: the seeding call raises {free_width[0]}, then {free_width[2] if isinstance(free_width[2], str) else 'outputs equal ' + str(free_width[2] == plain[2])}; seeded with [None, 4]: {kept_width[0]}, {kept_width[1]} traces, variables {kept_width[3]}, outputs equal {kept_width[2] == plain[2]}")
+""",
     "failed_seeding_changes_nothing": """
 @tf.function
 def f(x):

@@ -21,7 +21,9 @@ cannot help or cannot be placed safely:
   included): a trace at import runs before the program's ``tf.random.set_seed``, and
   tracing fewer times changes the streams;
 - variables created on the first call (the profile saw TensorFlow trace that call
-  again): the seeding trace would be the one creating them, with its relaxed shapes;
+  again): the seeding trace would be the one creating them, with its relaxed shapes,
+  and one that fails counts as the first call: every later call then raises "Creating
+  variables on a non-first call" (measured: ``seeding_a_lazily_built_model``);
 - Python state the project changes that the trace reads (``analysis/trace_state.py``);
 - a shape policy set in the config for the function (the user asked for a signature);
 - no placement (``guarded_trace_placement``).
