@@ -16,10 +16,7 @@ optimizer = tf.keras.optimizers.SGD(learning_rate=0.1)
 train_loss = tf.keras.metrics.Mean(name="train_loss")
 
 
-@tf.function(input_signature=[
-    tf.TensorSpec(shape=[None, 8], dtype=tf.float32),
-    tf.TensorSpec(shape=[None], dtype=tf.int64),
-])
+@tf.function
 def train_step(features, labels):
     with tf.GradientTape() as tape:
         predictions = model(features, training=True)
@@ -28,3 +25,12 @@ def train_step(features, labels):
     optimizer.apply_gradients(zip(gradients, model.trainable_variables))
     train_loss(loss)
     return loss
+
+
+try:  # autosig: guarded relaxed trace: other calls trace as before
+    train_step.get_concrete_function(
+        tf.TensorSpec(shape=[None, 8], dtype=tf.float32),
+        tf.TensorSpec(shape=[None], dtype=tf.int64),
+    )
+except Exception:  # specs the code cannot trace: nothing seeded
+    pass
