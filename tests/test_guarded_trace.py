@@ -304,3 +304,11 @@ def test_a_method_s_seeding_is_guarded_by_its_class() -> None:
         "                self.__call__.get_concrete_function("
     ) in result.new_text
     assert not fix(result.new_text, plan).changed
+
+
+def test_seeding_as_the_import_s_first_tensorflow_work_is_unsafe() -> None:
+    src = EMBED.replace("table = tf.Variable(tf.ones([10, 4]))", "table = None")
+    plan = embed_plan(src)
+    assert (plan.action, plan.safety) == ("guarded_trace", "unsafe")
+    assert "the module's first TensorFlow work at import" in plan.warnings[0]
+    assert not fix(src, plan).changed  # not without --unsafe-fixes

@@ -145,7 +145,7 @@ def plan_model_build(
         edits[anchor] = cst.FlattenSentinel([anchor, *new])
     last = max(anchors, key=ctx.position)
     why = [u for _, _, u in found.values() if u]
-    if isinstance(ctx.parent(last), cst.Module) and not _runtime_started(ctx):
+    if isinstance(ctx.parent(last), cst.Module) and not runtime_started(ctx):
         why.append(
             "the build is the module's first eager TensorFlow work, at import: "
             "`tf.config` threading settings made after the import would then raise"
@@ -329,7 +329,7 @@ EAGER_AT_CREATION = frozenset(
 optimizer or metric makes variables when made; a Sequential without inputs does not)."""
 
 
-def _runtime_started(ctx: MetadataView) -> bool:
+def runtime_started(ctx: MetadataView) -> bool:
     """The module's own statements (outside defs and classes) start TensorFlow's eager
     runtime at import anyway: a build there adds no new eager work to the import."""
     for statement in ctx.module.body:

@@ -28,6 +28,11 @@ cannot help or cannot be placed safely:
 - a shape policy set in the config for the function (the user asked for a signature);
 - no placement (``guarded_trace_placement``).
 
+A module-level seeding call that would be the import's first TensorFlow work (the module
+creates no tensor or variable of its own at import) starts the runtime there: the fix is
+then *unsafe* (``tf.config`` thread and device settings after the import raise), as a
+module-level model build is (``analysis/model_build.py``).
+
 Dimensions: a dimension that varied keeps the plan's ``None`` (the same shape-use
 analysis and probes judged it); one that never varied is ``None`` only when the probes
 found it free or bounded, otherwise it keeps its size: a call with another size then
@@ -39,6 +44,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterator
 
+from autosig.analysis.model_build import runtime_started
 from autosig.infer.action import MIN_CALLS_FOR_DEFAULTS, Decision
 from autosig.infer.build_first import variable_creation_retraces
 from autosig.infer.dimensions import ShapeDecision, tensor_shapes
@@ -61,6 +67,11 @@ from autosig.source.metadata import MetadataView
 from autosig.text import plural
 
 AUTO = "auto"
+RUNTIME_REASON = (
+    "the seeding trace is the module's first TensorFlow work at import: it starts the "
+    "runtime, and `tf.config` threading or device settings made after the import then "
+    "raise (measured: device_config_after_seeding)"
+)
 PROVEN_FREE = ("free", "bounded")
 
 
@@ -74,6 +85,8 @@ class GuardedChoice:
     specs: dict[str, SpecNode]
     """The specs of the seeding call, by parameter (dimensions pinned where unproven)."""
     kept: str = ""
+    unsafe: str | None = None
+    """Why writing it may change behaviour (the plan's warning), else None."""
 
 
 def domain_unknown(record: FunctionRecord, decision: Decision) -> str | None:
@@ -123,13 +136,17 @@ def choose(
         if isinstance(placement, Placement)
         else f"already in the file (line {placement.line})"  # type: ignore[union-attr]
     )
+    unsafe = None
+    if isinstance(placement, Placement) and placement.init is None:
+        if not runtime_started(MetadataView(source.wrapper)):
+            unsafe = RUNTIME_REASON
     guarded = GuardedTrace(
         why=why,
         where=where,
         params=tuple(specs),
         line=placement.line if placement is not None else 0,
     )
-    return GuardedChoice(guarded, specs)
+    return GuardedChoice(guarded, specs, unsafe=unsafe)
 
 
 def _refusal(

@@ -174,6 +174,8 @@ def _plan_function(
     )
     warnings: list[str] = []
     tried = [r for r in results if r.tried and r.info.name in decision.signed]
+    if action == "guarded_trace" and choice is not None and choice.unsafe:
+        warnings.append(choice.unsafe)
     if action == "guarded_trace" and shapes.proven:
         reasons.append(
             "shapes from the probe traces of the original code: " + "; ".join(shapes.proven)
