@@ -1223,11 +1223,6 @@ CASES: list[Case] = [
     Case(
         name="global_phase_from_driver",
         klass="22",
-        known=(
-            "the change is made outside the project (by the harness, no file autosig reads): "
-            "signed, the warmup weight stays; with the driver in the project "
-            "(global_phase_from_project_driver) the fix is unsafe and left"
-        ),
         origin="a training driver switching model.PHASE from 'warmup' to 'train'; the "
         "traced loss scales a term by phase",
         files={
@@ -1315,11 +1310,6 @@ CASES: list[Case] = [
     Case(
         name="config_module_attribute",
         klass="22",
-        known=(
-            "the change is made outside the project (by the harness, no file autosig reads): "
-            "signed, the first value stays; with the driver in the project "
-            "(config_module_attribute_from_project_driver) the fix is unsafe and left"
-        ),
         origin="hyperparameters in a project module (import hparams; hparams.LABEL_SMOOTHING) "
         "that the driver changes for fine-tuning",
         files={
