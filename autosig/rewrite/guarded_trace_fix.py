@@ -78,7 +78,9 @@ class GuardedTraceFix(PlanFix):
         if site.site.qualname in options.untouched:
             return None
         if not options.allows(entry.safety):
-            return SiteFix(problem=f"{UNSAFE_NOT_APPLIED}: " + "; ".join(entry.warnings))
+            return SiteFix(
+                problem=f"guarded relaxed trace: {UNSAFE_NOT_APPLIED}: " + "; ".join(entry.warnings)
+            )
         if id(site) in ctx.recreated_sites:
             return SiteFix(problem=RECREATED)
         placement = place_seeding(ctx, site.function)
