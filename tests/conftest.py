@@ -1,11 +1,20 @@
 """Shared pytest options and fixtures. Kept TensorFlow-free: TensorFlow is imported only
-in the processes the ``tf`` tests start."""
+in the processes the ``tf`` tests start.
+
+Scheduling (pytest-xdist runs the suite with ``--dist loadgroup``, set in pyproject.toml):
+the tests of a module that share a module- or session-scoped fixture of that module (one
+TensorFlow script run that many tests read) go to one worker together, so the fixture is
+computed once, not once per worker or again after another module's tests interleaved;
+and the costly tests are handed out first (``cost_rank``), so the run does not end on
+one worker with a golden case or a script run while the other has nothing left.
+"""
 
 from __future__ import annotations
 
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -40,3 +49,48 @@ def _own_result_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pyt
     """Each test gets a result cache of its own (``check`` keeps one by default), so no
     test reads another's results and none writes into the working tree."""
     monkeypatch.setenv("AUTOSIG_CACHE_DIR", str(tmp_path_factory.mktemp("autosig_cache")))
+
+
+SHARED_SCOPES = frozenset({"session", "package", "module", "class"})
+
+
+def shared_fixture_group(item: pytest.Item) -> str | None:
+    """The module's node id when ``item`` uses a fixture that module defines with a wider
+    scope than a function (computed once and read by several tests), else None."""
+    module = item.nodeid.split("::", 1)[0]
+    info: Any = getattr(item, "_fixtureinfo", None)
+    for defs in getattr(info, "name2fixturedefs", {}).values():
+        if defs and defs[-1].scope in SHARED_SCOPES and defs[-1].baseid == module:
+            return module
+    return None
+
+
+def cost_rank(item: pytest.Item) -> int:
+    """0: a golden case or another ``tf`` and ``slow`` test (tens of seconds of
+    TensorFlow subprocesses); 1: other ``tf`` tests; 2: the rest (milliseconds)."""
+    if item.get_closest_marker("tf") is None:
+        return 2
+    return 0 if item.get_closest_marker("slow") is not None else 1
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Group the tests sharing a module's fixture (``xdist_group``, for
+    ``--dist loadgroup``) and put the costly tests first, groups before single tests. The
+    sort is stable and keeps a group's tests together, so a module fixture is still set
+    up once per worker."""
+    groups: dict[str, int] = {}
+    for item in items:
+        group = shared_fixture_group(item)
+        if group is not None and item.get_closest_marker("xdist_group") is None:
+            item.add_marker(pytest.mark.xdist_group(group))
+        if group is not None:
+            groups[group] = min(groups.get(group, 2), cost_rank(item))
+    order = {id(item): index for index, item in enumerate(items)}
+
+    def key(item: pytest.Item) -> tuple[int, bool, int]:
+        # within a rank, the groups first: each is one script run its worker cannot share
+        group = shared_fixture_group(item)
+        rank = groups[group] if group is not None else cost_rank(item)
+        return (rank, group is None, order[id(item)])
+
+    items.sort(key=key)

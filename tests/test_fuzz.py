@@ -27,7 +27,6 @@ import os
 import re
 from dataclasses import dataclass
 
-import hypothesmith
 import libcst as cst
 import pytest
 from hypothesis import HealthCheck, Phase, assume, given, note, settings
@@ -280,8 +279,15 @@ def _render(
     return "".join(out)
 
 
-GRAMMAR = hypothesmith.from_grammar()
-"""Built once: building the grammar strategy costs about a second."""
+def _grammar() -> st.SearchStrategy[str]:
+    import hypothesmith
+
+    return hypothesmith.from_grammar()
+
+
+GRAMMAR = st.deferred(_grammar)
+"""Built once, when a test first draws from it: importing hypothesmith and building its
+grammar cost about 2 s of CPU, which every test process paid at collection before."""
 
 
 @st.composite

@@ -63,7 +63,10 @@ def _matrix(n: int, d: int = 3) -> Any:
     return tf.reshape(tf.sin(tf.range(n * d, dtype=tf.float32)), [n, d])
 
 
-MATRICES = [(_matrix(2),), (_matrix(5, 4),), (_matrix(1, 7),)]
+def _matrices() -> list[tuple[Any, ...]]:
+    """Made when a test runs, not at collection: TensorFlow is imported only by the test
+    process that runs these tests."""
+    return [(_matrix(2),), (_matrix(5, 4),), (_matrix(1, 7),)]
 
 
 # -- each object kind's methods ----------------------------------------------------------
@@ -203,7 +206,8 @@ def test_every_method_of_the_table_is_checked_here() -> None:
     ids=["GradientTape", "TensorArray", "Variable", "strategy", "summary_writer"],
 )
 def test_object_methods_accept_any_size(make: Any) -> None:
-    _same_everywhere(make, [(2, "float32")], MATRICES if make is not _variable else MATRICES[:1])
+    matrices = _matrices()
+    _same_everywhere(make, [(2, "float32")], matrices if make is not _variable else matrices[:1])
 
 
 def test_variable_assign_rejects_what_the_plain_trace_rejects() -> None:
