@@ -1,7 +1,8 @@
 """Shared pytest options and fixtures. Kept TensorFlow-free: TensorFlow is imported only
 in the processes the ``tf`` tests start.
 
-Scheduling (pytest-xdist runs the suite with ``--dist loadgroup``, set in pyproject.toml):
+Scheduling (with ``-n``, pytest-xdist runs the suite with ``--dist loadgroup`` unless
+``--dist`` is given; ``pytest_configure``):
 the tests of a module that share a module- or session-scoped fixture of that module (one
 TensorFlow script run that many tests read) go to one worker together, so the fixture is
 computed once, not once per worker or again after another module's tests interleaved;
@@ -19,6 +20,17 @@ from typing import Any
 import pytest
 
 TESTS = Path(__file__).resolve().parent
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """With xdist's default ``--dist load`` (``-n`` without ``--dist``): ``loadgroup``,
+    in the order ``pytest_collection_modifyitems`` gives (not xdist's by group size)."""
+    args = config.invocation_params.args
+    given = any(str(a) in ("-d", "--dist") or str(a).startswith("--dist=") for a in args)
+    if getattr(config.option, "dist", "no") == "load" and not given:
+        config.option.dist = "loadgroup"
+        if not any("loadscope-reorder" in str(a) for a in args):
+            config.option.loadscopereorder = False
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
