@@ -52,7 +52,7 @@ from autosig.analysis.optimizer_build import (
     built_by,
     built_when_created,
     first_parameter,
-    is_attribute_store,
+    module_facts,
     resolve_reference,
     same_reference,
 )
@@ -285,16 +285,10 @@ def _project_class(ctx: MetadataView, func: cst.BaseExpression) -> cst.ClassDef 
 def _changed_elsewhere(
     ctx: MetadataView, function: cst.FunctionDef | cst.Lambda, code: str
 ) -> str | None:
-    for node in iter_tree(ctx.module):
-        if (
-            isinstance(node, cst.Call)
-            and isinstance(node.func, cst.Attribute)
-            and node.func.attr.value in CHANGES_MODEL
-            and same_reference(ctx.code(node.func.value), code)
-            and not ctx.is_within(node, function)
-        ):
+    for c in module_facts(ctx).method_calls(CHANGES_MODEL):
+        if same_reference(ctx.code(c.receiver), code) and not ctx.is_within(c.call, function):
             return (
-                f"line {ctx.position(node)[0]} calls `{ctx.code(node.func)}`: the model is "
+                f"line {ctx.position(c.call)[0]} calls `{ctx.code(c.call.func)}`: the model is "
                 "built or changed there, so where to build it first is not known here"
             )
     return None
@@ -402,7 +396,7 @@ def _node_unsafe(
     if (
         isinstance(node, cst.Attribute)
         and method.name.value not in QUIET_METHODS
-        and is_attribute_store(ctx, node)
+        and module_facts(ctx).is_store(node)
     ):
         return f"{where} stores `{ctx.code(node)}`; the eager build call runs it once more"
     if not isinstance(node, cst.Call):

@@ -31,8 +31,10 @@ Otherwise the reason is returned and explain keeps advising.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from dataclasses import dataclass
+import weakref
+from collections import defaultdict
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
 
 import libcst as cst
 from libcst.metadata import Assignment, ScopeProvider
@@ -92,6 +94,77 @@ class NoBuild:
     """Why no build is inserted."""
 
     reason: str
+
+
+# -- the facts about the module, collected in one pass -------------------------------------------
+
+
+@dataclass(frozen=True)
+class MethodCall:
+    """``receiver.method(...)`` somewhere in the file."""
+
+    call: cst.Call
+    receiver: cst.BaseExpression
+    method: str
+    order: int
+    """Its place in the file (a pre-order index of the tree)."""
+
+
+@dataclass(frozen=True)
+class Store:
+    """An attribute stored to: ``X.attr = ...``, ``X.attr += ...``, ``X.attr: T``,
+    ``del X.attr``."""
+
+    node: cst.Attribute
+    order: int
+
+
+@dataclass
+class ModuleFacts:
+    """What the build analyses (this module's and ``model_build``'s) ask of the whole
+    file, gathered in one pass over its tree (``module_facts``): the attribute stores and
+    the method calls, each in the order of the file. The questions below are answered
+    from these instead of walking the file again."""
+
+    stores: dict[str, list[Store]] = field(default_factory=lambda: defaultdict(list))
+    """Attribute name -> its stores."""
+    calls: dict[str, list[MethodCall]] = field(default_factory=lambda: defaultdict(list))
+    """Method name -> its calls."""
+
+    def is_store(self, node: cst.CSTNode) -> bool:
+        return isinstance(node, cst.Attribute) and any(
+            s.node is node for s in self.stores.get(node.attr.value, ())
+        )
+
+    def method_calls(self, methods: Iterable[str]) -> list[MethodCall]:
+        """The calls of any of ``methods``, in the order of the file."""
+        found = [c for m in methods for c in self.calls.get(m, ())]
+        return sorted(found, key=lambda c: c.order)
+
+
+_FACTS: weakref.WeakKeyDictionary[MetadataView, ModuleFacts] = weakref.WeakKeyDictionary()
+
+
+def module_facts(ctx: MetadataView) -> ModuleFacts:
+    """The facts of ``ctx``'s module (collected once per view, then shared)."""
+    facts = _FACTS.get(ctx)
+    if facts is None:
+        facts = _FACTS[ctx] = _collect(ctx.module)
+    return facts
+
+
+def _collect(module: cst.Module) -> ModuleFacts:
+    facts = ModuleFacts()
+    targets: set[int] = set()
+    for index, node in enumerate(iter_tree(module)):
+        if isinstance(node, (cst.AssignTarget, cst.AugAssign, cst.AnnAssign, cst.Del)):
+            targets.add(id(node.target))
+        elif isinstance(node, cst.Attribute) and id(node) in targets:
+            facts.stores[node.attr.value].append(Store(node, index))
+        elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+            method = node.func.attr.value
+            facts.calls[method].append(MethodCall(node, node.func.value, method, index))
+    return facts
 
 
 @dataclass(frozen=True)
@@ -256,13 +329,7 @@ def _init_attribute(
     """``self.<attr> = value``: once, as a statement of the class's ``__init__``, and
     stored nowhere else in the file."""
     cls = ctx.enclosing_class(method)
-    stores = [
-        node
-        for node in iter_tree(ctx.module)
-        if isinstance(node, cst.Attribute)
-        and node.attr.value == attr
-        and is_attribute_store(ctx, node)
-    ]
+    stores = [s.node for s in module_facts(ctx).stores.get(attr, ())]
     init = next(
         (
             s
@@ -284,12 +351,8 @@ def _init_attribute(
 
 
 def is_attribute_store(ctx: MetadataView, node: cst.Attribute) -> bool:
-    parent = ctx.parent(node)
-    return (
-        isinstance(parent, cst.AssignTarget)
-        or (isinstance(parent, (cst.AugAssign, cst.AnnAssign)) and parent.target is node)
-        or isinstance(parent, cst.Del)
-    )
+    """``node`` is stored to (assigned, augmented, annotated or deleted)."""
+    return module_facts(ctx).is_store(node)
 
 
 def first_parameter(function: cst.FunctionDef) -> str | None:
@@ -328,29 +391,19 @@ def _other_variables(
     ctx: MetadataView, function: cst.FunctionDef | cst.Lambda, code: str, variables: str
 ) -> int | None:
     """The line of an optimizer call elsewhere in the file with another variable list."""
-    for node in iter_tree(ctx.module):
-        if (
-            isinstance(node, cst.Call)
-            and isinstance(node.func, cst.Attribute)
-            and node.func.attr.value in APPLY_METHODS
-            and same_reference(ctx.code(node.func.value), code)
-        ):
-            enclosing = ctx.enclosing_function(node) or function
-            found = _variables_argument(enclosing, node, node.func.attr.value)
+    for c in module_facts(ctx).method_calls(APPLY_METHODS):
+        if same_reference(ctx.code(c.receiver), code):
+            enclosing = ctx.enclosing_function(c.call) or function
+            found = _variables_argument(enclosing, c.call, c.method)
             if found is None or ctx.code(found) != variables:
-                return ctx.position(node)[0]
+                return ctx.position(c.call)[0]
     return None
 
 
 def _existing_build(ctx: MetadataView, code: str) -> int | None:
-    for node in iter_tree(ctx.module):
-        if (
-            isinstance(node, cst.Call)
-            and isinstance(node.func, cst.Attribute)
-            and node.func.attr.value == "build"
-            and same_reference(ctx.code(node.func.value), code)
-        ):
-            return ctx.position(node)[0]
+    for c in module_facts(ctx).method_calls(["build"]):
+        if same_reference(ctx.code(c.receiver), code):
+            return ctx.position(c.call)[0]
     return None
 
 
@@ -519,20 +572,20 @@ def _builds(ctx: MetadataView, statement: cst.CSTNode, code: str) -> bool:
 
 def _variables_changed_later(ctx: MetadataView, models: list[Ref]) -> str | None:
     """A reason the list of trainable variables may differ at the first step."""
-    for node in iter_tree(ctx.module):
-        if isinstance(node, cst.Attribute) and node.attr.value == "trainable":
-            if is_attribute_store(ctx, node):
-                return (
-                    f"line {ctx.position(node)[0]} changes `.trainable`: the variables to "
-                    "build for may differ at the first step"
-                )
-        if (
-            isinstance(node, cst.Call)
-            and isinstance(node.func, cst.Attribute)
-            and node.func.attr.value in CHANGES_VARIABLES
-            and any(same_reference(ctx.code(node.func.value), m.code) for m in models)
-        ):
-            return (
-                f"line {ctx.position(node)[0]} changes the layers of `{ctx.code(node.func.value)}`"
-            )
+    facts = module_facts(ctx)
+    changes = [
+        c
+        for c in facts.method_calls(CHANGES_VARIABLES)
+        if any(same_reference(ctx.code(c.receiver), m.code) for m in models)
+    ]
+    first = min((*facts.stores.get("trainable", ()), *changes), key=lambda f: f.order, default=None)
+    if isinstance(first, Store):
+        return (
+            f"line {ctx.position(first.node)[0]} changes `.trainable`: the variables to "
+            "build for may differ at the first step"
+        )
+    if isinstance(first, MethodCall):
+        return (
+            f"line {ctx.position(first.call)[0]} changes the layers of `{ctx.code(first.receiver)}`"
+        )
     return None
