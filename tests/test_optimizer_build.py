@@ -452,3 +452,34 @@ def test_unsafe_when_another_file_of_the_project_may_set_trainable(tmp_path: Pat
     forced = results["unfreezes", True]
     assert forced.new_text == built
     assert [f.safety for f in forced.applied] == ["unsafe"]
+
+
+def test_the_module_facts_are_collected_once_in_walk_order() -> None:
+    """One pass over the file gathers the stores and method calls every question asks
+    about (shared by optimizer_build and model_build); the change reported is the first
+    the pass met (iter_tree's order, as when each question walked the file), whichever
+    kind it is."""
+    from autosig.analysis.optimizer_build import module_facts
+
+    text = (
+        HEAD
+        + FUNCTIONAL
+        + "optimizer = tf.keras.optimizers.Adam()\n"
+        + "model.add(tf.keras.layers.Dense(2))\n"
+        + "model.trainable = False\n"
+        + "del model.x\n"
+        + STEP
+    )
+    ctx = RuleContext.from_text(text, "m.py")
+    facts = module_facts(ctx)
+    assert module_facts(ctx) is facts
+    assert sorted(facts.stores) == ["trainable", "x"]
+    assert [c.method for c in facts.method_calls(["add", "apply_gradients"])] == [
+        "apply_gradients",
+        "add",
+    ]
+    assert facts.is_store(facts.stores["x"][0].node)
+    (site,) = [s for s in ctx.sites if s.site.qualname.endswith("train_step")]
+    found = plan_optimizer_build(ctx, site.function)
+    assert isinstance(found, NoBuild)
+    assert found.reason.startswith("line 6 changes `.trainable`"), found.reason

@@ -107,7 +107,7 @@ class MethodCall:
     receiver: cst.BaseExpression
     method: str
     order: int
-    """Its place in the file (a pre-order index of the tree)."""
+    """When the pass met it (``iter_tree``'s order, not the file's)."""
 
 
 @dataclass(frozen=True)
@@ -123,8 +123,9 @@ class Store:
 class ModuleFacts:
     """What the build analyses (this module's and ``model_build``'s) ask of the whole
     file, gathered in one pass over its tree (``module_facts``): the attribute stores and
-    the method calls, each in the order of the file. The questions below are answered
-    from these instead of walking the file again."""
+    the method calls, each in the order the pass met them (``iter_tree``'s, which the
+    questions walked the file in before: the one they report first is unchanged). The
+    questions below are answered from these instead of walking the file again."""
 
     stores: dict[str, list[Store]] = field(default_factory=lambda: defaultdict(list))
     """Attribute name -> its stores."""
@@ -137,7 +138,7 @@ class ModuleFacts:
         )
 
     def method_calls(self, methods: Iterable[str]) -> list[MethodCall]:
-        """The calls of any of ``methods``, in the order of the file."""
+        """The calls of any of ``methods``, in the order the pass met them."""
         found = [c for m in methods for c in self.calls.get(m, ())]
         return sorted(found, key=lambda c: c.order)
 
