@@ -286,9 +286,9 @@ def _changed_elsewhere(
     ctx: MetadataView, function: cst.FunctionDef | cst.Lambda, code: str
 ) -> str | None:
     for c in module_facts(ctx).method_calls(CHANGES_MODEL):
-        if same_reference(ctx.code(c.receiver), code) and not ctx.is_within(c.call, function):
+        if same_reference(c.receiver, code) and not ctx.is_within(c.call, function):
             return (
-                f"line {ctx.position(c.call)[0]} calls `{ctx.code(c.call.func)}`: the model is "
+                f"line {c.line} calls `{ctx.code(c.call.func)}`: the model is "
                 "built or changed there, so where to build it first is not known here"
             )
     return None

@@ -104,8 +104,10 @@ class MethodCall:
     """``receiver.method(...)`` somewhere in the file."""
 
     call: cst.Call
-    receiver: cst.BaseExpression
+    receiver: str
+    """The receiver's code."""
     method: str
+    line: int
     order: int
     """When the pass met it (``iter_tree``'s order, not the file's)."""
 
@@ -116,6 +118,7 @@ class Store:
     ``del X.attr``."""
 
     node: cst.Attribute
+    line: int
     order: int
 
 
@@ -150,21 +153,22 @@ def module_facts(ctx: MetadataView) -> ModuleFacts:
     """The facts of ``ctx``'s module (collected once per view, then shared)."""
     facts = _FACTS.get(ctx)
     if facts is None:
-        facts = _FACTS[ctx] = _collect(ctx.module)
+        facts = _FACTS[ctx] = _collect(ctx)
     return facts
 
 
-def _collect(module: cst.Module) -> ModuleFacts:
+def _collect(ctx: MetadataView) -> ModuleFacts:
     facts = ModuleFacts()
     targets: set[int] = set()
-    for index, node in enumerate(iter_tree(module)):
+    for index, node in enumerate(iter_tree(ctx.module)):
         if isinstance(node, (cst.AssignTarget, cst.AugAssign, cst.AnnAssign, cst.Del)):
             targets.add(id(node.target))
         elif isinstance(node, cst.Attribute) and id(node) in targets:
-            facts.stores[node.attr.value].append(Store(node, index))
+            facts.stores[node.attr.value].append(Store(node, ctx.position(node)[0], index))
         elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
-            method = node.func.attr.value
-            facts.calls[method].append(MethodCall(node, node.func.value, method, index))
+            method, receiver = node.func.attr.value, ctx.code(node.func.value)
+            line = ctx.position(node)[0]
+            facts.calls[method].append(MethodCall(node, receiver, method, line, index))
     return facts
 
 
@@ -393,18 +397,18 @@ def _other_variables(
 ) -> int | None:
     """The line of an optimizer call elsewhere in the file with another variable list."""
     for c in module_facts(ctx).method_calls(APPLY_METHODS):
-        if same_reference(ctx.code(c.receiver), code):
+        if same_reference(c.receiver, code):
             enclosing = ctx.enclosing_function(c.call) or function
             found = _variables_argument(enclosing, c.call, c.method)
             if found is None or ctx.code(found) != variables:
-                return ctx.position(c.call)[0]
+                return c.line
     return None
 
 
 def _existing_build(ctx: MetadataView, code: str) -> int | None:
     for c in module_facts(ctx).method_calls(["build"]):
-        if same_reference(ctx.code(c.receiver), code):
-            return ctx.position(c.call)[0]
+        if same_reference(c.receiver, code):
+            return c.line
     return None
 
 
@@ -577,16 +581,14 @@ def _variables_changed_later(ctx: MetadataView, models: list[Ref]) -> str | None
     changes = [
         c
         for c in facts.method_calls(CHANGES_VARIABLES)
-        if any(same_reference(ctx.code(c.receiver), m.code) for m in models)
+        if any(same_reference(c.receiver, m.code) for m in models)
     ]
     first = min((*facts.stores.get("trainable", ()), *changes), key=lambda f: f.order, default=None)
     if isinstance(first, Store):
         return (
-            f"line {ctx.position(first.node)[0]} changes `.trainable`: the variables to "
+            f"line {first.line} changes `.trainable`: the variables to "
             "build for may differ at the first step"
         )
     if isinstance(first, MethodCall):
-        return (
-            f"line {ctx.position(first.call)[0]} changes the layers of `{ctx.code(first.receiver)}`"
-        )
+        return f"line {first.line} changes the layers of `{first.receiver}`"
     return None
