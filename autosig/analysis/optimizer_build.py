@@ -355,11 +355,6 @@ def _init_attribute(
     return Ref(f"{own}.{attr}", ref.statement, ref.value)
 
 
-def is_attribute_store(ctx: MetadataView, node: cst.Attribute) -> bool:
-    """``node`` is stored to (assigned, augmented, annotated or deleted)."""
-    return module_facts(ctx).is_store(node)
-
-
 def first_parameter(function: cst.FunctionDef) -> str | None:
     params = (*function.params.posonly_params, *function.params.params)
     return params[0].name.value if params else None
