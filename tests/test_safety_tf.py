@@ -24,6 +24,51 @@ pytestmark = [pytest.mark.tf, pytest.mark.slow]
 
 SCRIPT = Path(__file__).with_name("safety_cases.py")
 GENERATED = 110
+GENERATED_DTYPE_DOMAIN = 40
+
+# Breaks of the safe fix found by the dtype/domain generator (issue 21, class 3: the
+# domain narrowed beyond the profile). Each named case is a minimal program; the
+# generated kinds are the ones that break the same way. Strict: when autosig stops
+# narrowing, the xfail passes and fails the run, so the entry is removed.
+KNOWN_BREAKS = {
+    "narrow_int64_ids": (
+        "int_ids",
+        "ids profiled as int32 tensors (8 calls) get an int32 TensorSpec; int64 ids "
+        "(what tf.data gives), which the original traces anew, raise TypeError",
+    ),
+    "narrow_list_items": (
+        "tensor_list",
+        "a list of 2 tensors in every profiled call gets a 2-item list signature; "
+        "3 items, which the original accepts, raise TypeError",
+    ),
+    "narrow_dict_extra_key": (
+        "tensor_dict",
+        "a dict batch with the profiled keys gets a dict signature; an extra key "
+        "(the original ignores it) raises TypeError",
+    ),
+    "narrow_float64_input": (
+        "float64_input",
+        "float32 tensors in the profile give a float32 TensorSpec; a float64 NumPy array "
+        "is then cast silently (1.5000000000015 becomes 1.5) and a float64 tensor raises "
+        "TypeError, where the original traces a float64 graph",
+    ),
+    "narrow_rank": (
+        "rank_change",
+        "rank-2 inputs in the profile give a [None, None] spec; a rank-1 input, which "
+        "the original traces anew, raises TypeError",
+    ),
+    "narrow_trailing_keyword": (
+        "training_flag",
+        "`training=` never passed in the profile: the signature leaves it out, and "
+        "`training=True`, which the original accepts, raises TypeError",
+    ),
+    "number_tensor_pow_rounding": (
+        "number_pow",
+        "`tf.math.pow(x, g)` with Python ints made a float32 scalar spec: the original's "
+        "constant exponent 2 computes 9**2 exactly (81.0), the tensor exponent gives "
+        "81.0000076 on a [9, 4] input (a silent value change)",
+    ),
+}
 
 
 def _run(*args: str) -> dict[str, dict]:
@@ -54,9 +99,21 @@ def test_every_named_case_keeps_its_results(named: dict[str, dict]) -> None:
     broken = {
         name: (row["original"], row["fixed"], row["new_text"])
         for name, row in named.items()
-        if row["original"] != row["fixed"]
+        if row["original"] != row["fixed"] and name not in KNOWN_BREAKS
     }
     assert not broken
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        pytest.param(name, marks=pytest.mark.xfail(strict=True, reason=reason))
+        for name, (_, reason) in KNOWN_BREAKS.items()
+    ],
+)
+def test_known_breaks(named: dict[str, dict], name: str) -> None:
+    row = named[name]
+    assert row["original"] == row["fixed"], row["new_text"]
 
 
 def test_original_results_are_real(named: dict[str, dict]) -> None:
@@ -119,3 +176,27 @@ def test_generated_programs_keep_their_results() -> None:
     broken = [name for name, row in rows.items() if row["original"] != row["fixed"]]
     assert not broken, [rows[b]["new_text"] for b in broken[:3]]
     assert sum(row["changed"] for row in rows.values()) >= 5  # some are still fixed
+
+
+@pytest.mark.long
+def test_generated_dtype_and_domain_programs_keep_their_results() -> None:
+    """Programs over issue 21's dtype and domain classes (``generated_dtype_domain_cases``):
+    a Python number profiled as ints and called with 12.5 and 3e9, float32 inputs called
+    with float64, int32 ids with int64, 2-item lists with 3, dicts with an extra key,
+    another rank, ``training=True`` never passed in the profile; short (4 calls) and long
+    (8-10 calls) profiles. Each unseen call's value or exception is compared."""
+    rows = _run("--generated-dtype-domain", str(GENERATED_DTYPE_DOMAIN))
+    assert len(rows) == GENERATED_DTYPE_DOMAIN
+    for row in rows.values():  # the unseen calls ran: some of each program returned values
+        assert any(not isinstance(v, str) for v in row["original"]["values"]), row["case"]
+    broken = [name for name, row in rows.items() if row["original"] != row["fixed"]]
+    known = {kind for kind, _ in KNOWN_BREAKS.values()}
+    unexpected = [name for name in broken if name.split("_", 2)[2].rsplit("_", 1)[0] not in known]
+    assert not unexpected, [rows[b]["new_text"] for b in unexpected[:3]]
+    # strict, as the named xfails: every known kind still breaks somewhere here
+    assert {name.split("_", 2)[2].rsplit("_", 1)[0] for name in broken} == known
+    changed = [row for row in rows.values() if row["changed"]]
+    assert len(changed) >= 10
+    texts = [row["new_text"] for row in changed]
+    assert any("input_signature=" in text for text in texts)  # a long profile's fix
+    assert any("get_concrete_function(" in text for text in texts)  # a guarded trace
