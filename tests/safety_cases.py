@@ -533,6 +533,20 @@ CASES: dict[str, tuple[str, str, str]] = {
         "for n in range(2, 10): m.power(tf.ones([n, 3]) * n, n % 3 + 1)",
         "out = [m.power(tf.ones([9, 4]) * 9.0, 2)]",
     ),
+    # a short profile (4 calls) where no guarded trace can be seeded (no __init__ of
+    # its own): the signature stays, labelled safe, and narrows all the same
+    "narrow_short_profile_unseeded": (
+        """
+        import tensorflow as tf
+
+        class Picker(tf.Module):
+            @tf.function
+            def __call__(self, x, ids):
+                return tf.gather(x, ids) * 2.0
+        """,
+        "p = m.Picker()\nfor n in (2, 3, 4, 5): p(tf.ones([n, 3]) * n, tf.range(n) % 2)",
+        "out = [m.Picker()(tf.ones([4, 3]), tf.range(4, dtype=tf.int64) % 2)]",
+    ),
 }
 """Cases named ``static_*`` are fixed without a profile (``autosig fix PATH``: AS107)."""
 
