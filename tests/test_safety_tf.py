@@ -8,6 +8,8 @@ batch sizes, lengths and instances; here the results are compared, independently
 autosig's own verifier. Before the shape-use analysis, 15 of the 17 named cases and 100
 of the 110 generated programs broke. The ``dyn_*`` cases are ``x.shape[i]`` reads that
 ``fix`` rewrites to ``tf.shape(x)[i]`` (traced once after) and patterns it must refuse.
+A second generator covers issue 21's dtype and domain classes; the breaks it found are
+the ``narrow_*`` and ``number_tensor_pow_rounding`` cases, strict xfails here.
 """
 
 from __future__ import annotations
