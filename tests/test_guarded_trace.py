@@ -299,11 +299,55 @@ def test_a_method_s_seeding_is_guarded_by_its_class() -> None:
     result = fix(METHOD, plan)
     assert (
         "        self.std = tf.constant(std)\n"
-        "        if type(self) is Standardize:  # subclasses trace as before\n"
-        "            try:  # autosig: guarded relaxed trace: other calls trace as before\n"
+        "        try:  # autosig: guarded relaxed trace: other calls trace as before\n"
+        "            if type(self) is __class__:  # subclasses trace as before\n"
         "                self.__call__.get_concrete_function("
     ) in result.new_text
     assert not fix(result.new_text, plan).changed
+
+
+NESTED = textwrap.dedent(
+    """\
+    class Outer:
+        class Inner:
+            def __init__(self):
+                self.w = 1
+
+            def embed(self, ids):
+                return self.w
+    """
+)
+
+
+def test_a_nested_class_s_guard_names_its_class_through_the_cell() -> None:
+    src = "import tensorflow as tf\n\n\n" + NESTED.replace(
+        "        def embed", "        @tf.function\n        def embed"
+    )
+    calls = [{"ids": tensor(2, t, dtype="int32")} for t in (2, 3, 4)]
+    rec = record(src, calls, qualname="Outer.Inner.embed", path="m.py", is_method=True)
+    plan = plan_of(src, rec)
+    assert plan.action == "guarded_trace"
+    result = fix(src, plan)
+    assert "if type(self) is __class__:" in result.new_text
+    assert "is Inner" not in result.new_text
+    # the written guard runs: the bare name `Inner` is not visible from its own methods
+    seeded = NESTED.replace(
+        "            self.w = 1\n",
+        "            self.w = 1\n"
+        "            try:\n"
+        "                if type(self) is __class__:\n"
+        "                    self.seen = True\n"
+        "            except Exception:\n"
+        "                pass\n",
+    )
+    space: dict[str, Any] = {}
+    exec(seeded, space)
+    assert space["Outer"].Inner().seen
+    sub = type("Sub", (space["Outer"].Inner,), {})()
+    assert not hasattr(sub, "seen")
+    bare = seeded.replace("__class__", "Inner")
+    exec(bare, space)
+    space["Outer"].Inner()  # inside the try: a failing guard cannot escape
 
 
 def test_seeding_as_the_import_s_first_tensorflow_work_is_unsafe() -> None:

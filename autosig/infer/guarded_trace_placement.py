@@ -12,7 +12,7 @@ subclass sets its attributes, and later calls reuse that graph. So the call goes
   ``if __name__ == "__main__":`` block. A name the module's functions rebind with
   ``global`` is state the seeding trace would read too early: no placement.
 - for a method: as the last statement of its class's own ``__init__``, guarded by
-  ``type(self) is Class`` (a subclass sets its attributes after ``super().__init__()``:
+  ``type(self) is __class__`` inside the ``try`` (a subclass sets its attributes after ``super().__init__()``:
   its instances trace as before), when every ``self.<attr>`` the method reads (through
   the ``self.`` methods it calls) is set in that ``__init__`` or in the class body and
   stored nowhere else in the file.

@@ -38,26 +38,33 @@ LINE_LIMIT = 88
 
 
 def seeding_text(placement: Placement, specs: Sequence[str], indent: str = "    ") -> str:
-    """The statement, unindented: ``try: f.get_concrete_function(...) except ...``."""
+    """The statement, unindented: ``try: f.get_concrete_function(...) except ...``.
+
+    A method's call is guarded by ``type(self) is __class__`` inside the ``try``:
+    ``__class__`` is the cell the compiler makes for a method that names it, bound to the
+    class the ``def`` is in even when the class's name is not visible from its methods (a
+    nested class) or is rebound later; the guard inside the ``try`` cannot escape."""
     one_line = f"{placement.target}.get_concrete_function({', '.join(specs)})"
-    depth = 2 if placement.init is not None else 1
+    # a method's call is nested class + def + try + if (a function's: as before)
+    depth = 3 if placement.init is not None else 1
     if len(one_line) + len(indent) * (depth + 1) > LINE_LIMIT:
         inner = "".join(f"{indent}{spec},\n" for spec in specs)
         call = f"{placement.target}.get_concrete_function(\n{inner})"
     else:
         call = one_line
+    body = [f"{indent}{line}" if line else line for line in call.splitlines()]
+    if placement.init is not None:
+        own = placement.target.split(".", 1)[0]
+        body = [
+            f"{indent}if type({own}) is __class__:  # subclasses trace as before",
+            *(f"{indent}{line}" if line else line for line in body),
+        ]
     lines = [
         f"try:  # {MARK}: other calls trace as before",
-        *(f"{indent}{line}" if line else line for line in call.splitlines()),
+        *body,
         "except Exception:  # specs the code cannot trace: nothing seeded",
         f"{indent}pass",
     ]
-    if placement.init is not None:
-        own = placement.target.split(".", 1)[0]
-        lines = [
-            f"if type({own}) is {placement.class_name}:  # subclasses trace as before",
-            *(f"{indent}{line}" for line in lines),
-        ]
     return "\n".join(lines) + "\n"
 
 

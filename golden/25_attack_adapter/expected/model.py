@@ -9,14 +9,14 @@ class FGSM:
         self.model = model
         self.epsilon = epsilon
         self.loss_fn = tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True)
-        if type(self) is FGSM:  # subclasses trace as before
-            try:  # autosig: guarded relaxed trace: other calls trace as before
+        try:  # autosig: guarded relaxed trace: other calls trace as before
+            if type(self) is __class__:  # subclasses trace as before
                 self.__call__.get_concrete_function(
                     tf.TensorSpec(shape=[None, None, None, 1], dtype=tf.float32),
                     tf.TensorSpec(shape=[None], dtype=tf.int64),
                 )
-            except Exception:  # specs the code cannot trace: nothing seeded
-                pass
+        except Exception:  # specs the code cannot trace: nothing seeded
+            pass
 
     @tf.function
     def __call__(self, images, labels):
