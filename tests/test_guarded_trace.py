@@ -356,3 +356,60 @@ def test_seeding_as_the_import_s_first_tensorflow_work_is_unsafe() -> None:
     assert (plan.action, plan.safety) == ("guarded_trace", "unsafe")
     assert "the module's first TensorFlow work at import" in plan.warnings[0]
     assert not fix(src, plan).changed  # not without --unsafe-fixes
+
+
+CONFIG_EMBED = textwrap.dedent(
+    """\
+    import tensorflow as tf
+
+    table = tf.Variable(tf.ones([10, 4]))
+    CONFIG = {"scale": 1.0}
+
+
+    class Cfg:
+        scale = 1.0
+
+
+    @tf.function
+    def embed(ids):
+        return tf.nn.embedding_lookup(table, ids) * CONFIG["scale"] * Cfg.scale
+    """
+)
+
+
+def test_a_global_it_reads_mutated_after_the_seeding_point() -> None:
+    assert isinstance(placed(CONFIG_EMBED, "embed"), Placement)
+    cases = {
+        'CONFIG["scale"] = 2.0\n': 16,
+        'if __name__ == "__main__":\n    Cfg.scale = 2.0\n': 17,
+        "CONFIG.update(scale=2.0)\n": 16,
+        'CONFIG["scale"] *= 2\n': 16,
+        'if __name__ == "__main__":\n    del CONFIG["scale"]\n': 17,
+    }
+    for later, line in cases.items():
+        found = placed(CONFIG_EMBED + "\n\n" + later, "embed")
+        assert isinstance(found, NoPlacement), later
+        assert f"line {line} changes after the seeding point" in found.reason, found.reason
+    # reads, module calls and other names are not changes
+    fine = 'print(CONFIG.get("scale"))\ntf.print(1)\nOTHER = {}\nOTHER["a"] = 1\n'
+    assert isinstance(placed(CONFIG_EMBED + "\n\n" + fine, "embed"), Placement)
+
+
+def test_a_mutated_global_keeps_the_plan_s_own_action() -> None:
+    src = EMBED + '\n\nif __name__ == "__main__":\n    table.assign(tf.zeros([10, 4]))\n'
+    plan = embed_plan(src)
+    assert plan.action != "guarded_trace"
+    assert "line 17 changes after the seeding point" in " ".join(plan.reasons)
+
+
+def test_a_method_reading_an_attribute_changed_through_it_later() -> None:
+    src = METHOD.replace("self.std = tf.constant(std)", 'self.std = {"s": std}').replace(
+        "/ self.std", '/ self.std["s"]'
+    )
+    assert isinstance(placed(src, "Standardize.__call__"), Placement)
+    for later in ('s.std["s"] = 2.0', "s.std.update(s=2.0)", 's.std["s"] += 1'):
+        found = placed(src + f"\n\ndef retune(s):\n    {later}\n", "Standardize.__call__")
+        assert isinstance(found, NoPlacement), later
+        assert "self.std`, which line 16 changes" in found.reason, found.reason
+    reads = src + '\n\ndef show(s):\n    print(s.std.get("s"))\n'
+    assert isinstance(placed(reads, "Standardize.__call__"), Placement)

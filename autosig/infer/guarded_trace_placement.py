@@ -10,7 +10,9 @@ subclass sets its attributes, and later calls reuse that graph. So the call goes
   statement binding a name the function reads (through the module's other functions
   and classes it reads too), and after the ``def``; never inside or after an
   ``if __name__ == "__main__":`` block. A name the module's functions rebind with
-  ``global`` is state the seeding trace would read too early: no placement.
+  ``global`` is state the seeding trace would read too early: no placement; so is a
+  name a later top-level statement (the main block included) mutates without rebinding
+  it (a store into its items or attributes, a method call on it).
 - for a method: as the last statement of its class's own ``__init__``, guarded by
   ``type(self) is __class__`` inside the ``try`` (a subclass sets its attributes after ``super().__init__()``:
   its instances trace as before), when every ``self.<attr>`` the method reads (through
@@ -33,6 +35,8 @@ from autosig.source.metadata import MetadataView, iter_tree
 
 MAIN_GUARD = '__name__ == "__main__"'
 SEED_METHOD = "get_concrete_function"
+READ_ONLY_METHODS = frozenset({"get", "keys", "values", "items", "copy", "numpy"})
+"""Method calls on a name the function reads that are not a change of it."""
 MARK = "autosig: guarded relaxed trace"
 """The comment on the seeding statement (also how a second run finds it)."""
 
@@ -121,8 +125,66 @@ def _module_placement(
         )
     if isinstance(anchor, cst.If) and _is_main_guard(anchor):
         return NoPlacement('a name it reads is bound in `if __name__ == "__main__":`')
+    changed = _changed_later(ctx, body[anchor_index + 1 :], globals_read, _imported(body))
+    if changed is not None:
+        read, at = changed
+        return NoPlacement(
+            f"it reads `{read}`, which line {at} changes after the seeding point (a store "
+            "into it or a method call on it): a seeding trace would keep the old value"
+        )
     line = ctx.line_span(anchor)[-1]
     return Placement(name, anchor, None, "", line)
+
+
+def _imported(body: list[cst.BaseStatement]) -> set[str]:
+    """Top-level names bound by an import (a method call on a module is not a change)."""
+    out: set[str] = set()
+    for statement in body:
+        if not isinstance(statement, cst.SimpleStatementLine):
+            continue
+        for small in statement.body:
+            if isinstance(small, (cst.Import, cst.ImportFrom)):
+                out.update(_bound_names(cst.SimpleStatementLine(body=[small])))
+    return out
+
+
+def _changed_later(
+    ctx: MetadataView,
+    later: list[cst.BaseStatement],
+    reads: set[str],
+    imported: set[str],
+) -> tuple[str, int] | None:
+    """A name of ``reads`` that a top-level statement of ``later`` (the main block
+    included; function and class bodies aside) mutates without rebinding it: a store into
+    ``name[...]`` or ``name.attr``, an augmented assignment or ``del`` of one, or a method
+    call ``name.m(...)`` (not on an imported module, not ``READ_ONLY_METHODS``)."""
+    for statement in later:
+        for node in _walk_outside_scopes(statement):
+            targets: list[cst.CSTNode] = []
+            if isinstance(node, cst.AssignTarget):
+                targets = list(_flatten(node.target))
+            elif isinstance(node, (cst.AugAssign, cst.AnnAssign)):
+                targets = [node.target]
+            elif isinstance(node, cst.Del):
+                targets = list(_flatten(node.target))
+            elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+                root = _root_name(node.func.value)
+                reading = node.func.attr.value in READ_ONLY_METHODS
+                if root in reads and root not in imported and not reading:
+                    return root, ctx.position(node)[0]
+            for target in targets:
+                if isinstance(target, (cst.Subscript, cst.Attribute)):
+                    root = _root_name(target)
+                    if root in reads:
+                        return root, ctx.position(target)[0]
+    return None
+
+
+def _root_name(node: cst.BaseExpression) -> str:
+    """``a`` of ``a.b[c].d`` (empty when the chain starts with a call or literal)."""
+    while isinstance(node, (cst.Attribute, cst.Subscript)):
+        node = node.value
+    return node.value if isinstance(node, cst.Name) else ""
 
 
 def _top_level_bindings(body: list[cst.BaseStatement]) -> dict[str, list[int]]:
@@ -371,20 +433,37 @@ def _class_body_names(cls: cst.ClassDef) -> set[str]:
 def _stored_outside(
     ctx: MetadataView, cls: cst.ClassDef, init: cst.FunctionDef, reads: set[str]
 ) -> tuple[str, int] | None:
-    """An attribute the method reads that the file stores outside ``__init__`` (on any
-    object: ``other.scale = 2`` may be this instance)."""
+    """An attribute the method reads that the file changes outside ``__init__`` (on any
+    object: ``other.scale = 2`` may be this instance): a store into it or into an item or
+    attribute of it (``other.cfg["k"] = 2``), or, outside the class, a method call on it
+    (``other.cfg.update(...)``; not ``READ_ONLY_METHODS``)."""
     for node in iter_tree(ctx.module):
         if not (isinstance(node, cst.Attribute) and node.attr.value in reads):
             continue
-        if not _is_store(ctx, node):
+        ancestors = list(ctx.ancestors(node))
+        if any(a is init for a in ancestors):
             continue
-        if any(a is init for a in ctx.ancestors(node)):
-            continue
-        return node.attr.value, ctx.position(node)[0]
+        outer = node
+        parent = ctx.parent(outer)
+        while isinstance(parent, (cst.Attribute, cst.Subscript)) and parent.value is outer:
+            outer, parent = parent, ctx.parent(parent)
+        changed = _is_store(ctx, outer)
+        if (
+            not changed
+            and outer is not node
+            and isinstance(parent, cst.Call)
+            and isinstance(outer, cst.Attribute)
+            and parent.func is outer
+            and outer.attr.value not in READ_ONLY_METHODS
+            and not any(a is cls for a in ancestors)
+        ):
+            changed = True
+        if changed:
+            return node.attr.value, ctx.position(node)[0]
     return None
 
 
-def _is_store(ctx: MetadataView, node: cst.Attribute) -> bool:
+def _is_store(ctx: MetadataView, node: cst.BaseExpression) -> bool:
     parent = ctx.parent(node)
     while isinstance(parent, (cst.Tuple, cst.List, cst.Element, cst.StarredElement)):
         parent = ctx.parent(parent)
