@@ -413,3 +413,37 @@ def test_a_method_reading_an_attribute_changed_through_it_later() -> None:
         assert "self.std`, which line 16 changes" in found.reason, found.reason
     reads = src + '\n\ndef show(s):\n    print(s.std.get("s"))\n'
     assert isinstance(placed(reads, "Standardize.__call__"), Placement)
+
+
+def test_only_autosig_s_marked_seed_counts_as_seeded() -> None:
+    export = EMBED + textwrap.dedent(
+        """\
+
+
+        def export(path):
+            tf.saved_model.save(
+                tf.Module(), path, signatures=embed.get_concrete_function(
+                    tf.TensorSpec([None, None], tf.int32))
+            )
+        """
+    )
+    assert isinstance(placed(export, "embed"), Placement)
+    result = fix(export, embed_plan(export))
+    assert result.changed and "# autosig: guarded relaxed trace" in result.new_text
+    seeded = placed(result.new_text, "embed")
+    assert isinstance(seeded, Seeded) and seeded.line == 12
+    by_hand = METHOD.replace(
+        "self.std = tf.constant(std)",
+        "self.std = tf.constant(std)\n        self.__call__.get_concrete_function(tf.TensorSpec([None]))",
+    )
+    assert isinstance(placed(by_hand, "Standardize.__call__"), Placement)
+    older = METHOD.replace(
+        "        self.std = tf.constant(std)\n",
+        "        self.std = tf.constant(std)\n"
+        "        if type(self) is Standardize:  # subclasses trace as before\n"
+        "            try:  # autosig: guarded relaxed trace: other calls trace as before\n"
+        "                self.__call__.get_concrete_function(tf.TensorSpec([None]))\n"
+        "            except Exception:\n"
+        "                pass\n",
+    )
+    assert isinstance(placed(older, "Standardize.__call__"), Seeded)

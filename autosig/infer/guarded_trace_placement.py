@@ -100,7 +100,7 @@ def _module_placement(
     ctx: MetadataView, function: cst.FunctionDef
 ) -> Placement | NoPlacement | Seeded:
     name = function.name.value
-    seeded = _existing_seed(ctx, ctx.module, name)
+    seeded = _existing_seed(ctx, ctx.module.body, name)
     if seeded is not None:
         return Seeded(seeded)
     body = list(ctx.module.body)
@@ -294,16 +294,32 @@ def _is_main_guard(statement: cst.CSTNode) -> bool:
     return " ".join(code.split()) == MAIN_GUARD
 
 
-def _existing_seed(ctx: MetadataView, scope: cst.CSTNode, target: str) -> int | None:
-    """The line of a ``<target>.get_concrete_function(...)`` call in ``scope``."""
-    for node in iter_tree(scope):
-        if (
-            isinstance(node, cst.Call)
-            and isinstance(node.func, cst.Attribute)
-            and node.func.attr.value == SEED_METHOD
-            and ctx.code(node.func.value) == target
-        ):
-            return ctx.position(node)[0]
+def _existing_seed(
+    ctx: MetadataView, statements: Iterable[cst.BaseStatement], target: str
+) -> int | None:
+    """The line of autosig's own seeding statement among ``statements`` (top level, or
+    ``__init__``'s body): a ``try`` whose header carries ``MARK`` and calls
+    ``<target>.get_concrete_function``, also under an ``if`` (an older fix wrote the
+    guard outside the ``try``). Another ``get_concrete_function`` call (an export
+    helper's) is not a seed."""
+    for statement in statements:
+        tries = [statement]
+        if isinstance(statement, cst.If) and isinstance(statement.body, cst.IndentedBlock):
+            tries = list(statement.body.body)
+        for node in tries:
+            if not (isinstance(node, cst.Try) and isinstance(node.body, cst.IndentedBlock)):
+                continue
+            comment = node.body.header.comment
+            if comment is None or MARK not in comment.value:
+                continue
+            if any(
+                isinstance(call, cst.Call)
+                and isinstance(call.func, cst.Attribute)
+                and call.func.attr.value == SEED_METHOD
+                and ctx.code(call.func.value) == target
+                for call in iter_tree(node.body)
+            ):
+                return ctx.position(statement)[0]
     return None
 
 
@@ -333,7 +349,7 @@ def _method_placement(
     if own is None:
         return NoPlacement("`__init__` has no self parameter")
     target = f"{own}.{name}"
-    seeded = _existing_seed(ctx, init, target)
+    seeded = _existing_seed(ctx, init.body.body, target)
     if seeded is not None:
         return Seeded(seeded)
     if any(isinstance(n, cst.Return) for n in _walk_outside_scopes(init.body)):
