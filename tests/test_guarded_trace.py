@@ -447,3 +447,20 @@ def test_only_autosig_s_marked_seed_counts_as_seeded() -> None:
         "                pass\n",
     )
     assert isinstance(placed(older, "Standardize.__call__"), Seeded)
+
+
+def test_a_wrapper_above_the_tf_function_gets_no_seed() -> None:
+    src = EMBED.replace(
+        "@tf.function\ndef embed",
+        "def logged(fn):\n    return fn\n\n\n@logged\n@tf.function\ndef embed",
+    )
+    plan = embed_plan(src)
+    assert plan.action != "guarded_trace"
+    assert "not its outermost decorator" in " ".join(plan.reasons)
+    below = src.replace("@logged\n@tf.function\n", "@tf.function\n@logged\n")
+    assert embed_plan(below).action == "guarded_trace"
+
+
+def test_a_function_name_rebound_at_top_level_gets_no_seed() -> None:
+    found = placed(EMBED + "\n\nembed = logged(embed)\n", "embed")
+    assert isinstance(found, NoPlacement) and "line 16 binds `embed` too" in found.reason

@@ -44,6 +44,8 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterator
 
+import libcst as cst
+
 from autosig.analysis.model_build import runtime_started
 from autosig.infer.action import MIN_CALLS_FOR_DEFAULTS, Decision
 from autosig.infer.build_first import variable_creation_retraces
@@ -128,6 +130,11 @@ def choose(
             refusal = f"no place for the seeding call: {placement.reason}"
         elif site.decorator is None:
             refusal = "the tf.function is not a decorator of its def"
+        elif not outermost(site):
+            refusal = (
+                "tf.function is not its outermost decorator: the name the seeding call "
+                "goes through is the wrapper's, which has no get_concrete_function"
+            )
     if refusal is not None:
         return GuardedChoice(None, {}, kept=f"{why}; no guarded relaxed trace: {refusal}")
     specs = {r.info.name: _pinned(record, r) for r in signed}
@@ -147,6 +154,16 @@ def choose(
         line=placement.line if placement is not None else 0,
     )
     return GuardedChoice(guarded, specs, unsafe=unsafe)
+
+
+def outermost(site: FunctionSite) -> bool:
+    """``site``'s tf.function is the first (outermost) decorator of its def."""
+    function = site.function
+    return (
+        isinstance(function, cst.FunctionDef)
+        and bool(function.decorators)
+        and function.decorators[0] is site.decorator
+    )
 
 
 def _refusal(

@@ -105,10 +105,16 @@ def _module_placement(
         return Seeded(seeded)
     body = list(ctx.module.body)
     bindings = _top_level_bindings(body)
-    globals_read = _globals_read(function, body, bindings)
-    rebound = _rebound_by_global(ctx.module) & globals_read
+    rebound = [i for i in bindings.get(name, ()) if body[i] is not function]
     if rebound:
-        first = sorted(rebound)[0]
+        line = ctx.position(body[rebound[0]])[0]
+        return NoPlacement(
+            f"line {line} binds `{name}` too: the seeding call may not reach the tf.function"
+        )
+    globals_read = _globals_read(function, body, bindings)
+    by_global = _rebound_by_global(ctx.module) & globals_read
+    if by_global:
+        first = sorted(by_global)[0]
         return NoPlacement(
             f"it reads `{first}`, which a function of the module rebinds (`global "
             f"{first}`): a seeding trace at import would read it before that"
