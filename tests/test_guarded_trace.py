@@ -464,3 +464,13 @@ def test_a_wrapper_above_the_tf_function_gets_no_seed() -> None:
 def test_a_function_name_rebound_at_top_level_gets_no_seed() -> None:
     found = placed(EMBED + "\n\nembed = logged(embed)\n", "embed")
     assert isinstance(found, NoPlacement) and "line 16 binds `embed` too" in found.reason
+
+
+def test_a_build_or_weights_load_after_init_gets_no_method_seed() -> None:
+    for later in ("net.build((None, 4))", 'net.d1.load_weights("w.h5")', "net.set_weights(w)"):
+        src = METHOD + f"\n\ndef load(net, w):\n    {later}\n"
+        found = placed(src, "Standardize.__call__")
+        assert isinstance(found, NoPlacement), later
+        assert "line 16 calls" in found.reason and "after `__init__`" in found.reason
+    in_init = METHOD.replace("super().__init__()", "super().__init__()\n        self.build(4)")
+    assert isinstance(placed(in_init, "Standardize.__call__"), Placement)

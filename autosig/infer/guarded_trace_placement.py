@@ -17,7 +17,8 @@ subclass sets its attributes, and later calls reuse that graph. So the call goes
   ``type(self) is __class__`` inside the ``try`` (a subclass sets its attributes after ``super().__init__()``:
   its instances trace as before), when every ``self.<attr>`` the method reads (through
   the ``self.`` methods it calls) is set in that ``__init__`` or in the class body and
-  stored nowhere else in the file.
+  stored nowhere else in the file, and no ``.build``/``.load_weights``/``.set_weights``
+  call outside that ``__init__`` (the seed would trace before the variables are made).
 
 Either way the call sits in ``try``/``except Exception`` (a relaxed trace the code
 cannot build raises there and leaves the function as before: measured). Pure libcst on
@@ -376,8 +377,39 @@ def _method_placement(
             f"it reads `self.{attr}`, which line {line} changes after `__init__`: the "
             "first call may trace with another value"
         )
+    built = _built_outside(ctx, init)
+    if built is not None:
+        method, line = built
+        return NoPlacement(
+            f"line {line} calls `.{method}(...)` after `__init__` (on this instance or a "
+            "layer of it, maybe): a seed in `__init__` would trace before the variables "
+            "exist or are loaded"
+        )
     line = ctx.line_span(init)[-1]
     return Placement(target, None, init, cls.name.value, line)
+
+
+BUILD_METHODS = frozenset({"build", "load_weights", "set_weights"})
+"""Calls that make or replace a Keras model's variables after construction."""
+
+
+def _built_outside(ctx: MetadataView, init: cst.FunctionDef) -> tuple[str, int] | None:
+    """A ``<x>.build/load_weights/set_weights(...)`` call outside ``init`` (on any object
+    but an imported module: it may be the instance or one of its layers)."""
+    imported = _imported(list(ctx.module.body))
+    for node in iter_tree(ctx.module):
+        if not (
+            isinstance(node, cst.Call)
+            and isinstance(node.func, cst.Attribute)
+            and node.func.attr.value in BUILD_METHODS
+        ):
+            continue
+        if _root_name(node.func.value) in imported:
+            continue
+        if any(a is init for a in ctx.ancestors(node)):
+            continue
+        return node.func.attr.value, ctx.position(node)[0]
+    return None
 
 
 def _first_parameter(function: cst.FunctionDef) -> str | None:
