@@ -44,6 +44,6 @@ def test_the_guarded_trace_keeps_every_result(case, rows: dict[str, dict]) -> No
 
 def test_a_subclass_instance_traces_as_before(rows: dict[str, dict]) -> None:
     row = rows["subclass_sets_its_attribute_after_init"]
-    assert "if type(self) is Head:" in row["new_text"]["model.py"]
+    assert "if type(self) is __class__:" in row["new_text"]["model.py"]
     scaled = row["fixed"]["unseen"][0]["result"]
     assert scaled["value"] == [[6.0], [6.0]]  # the subclass's scale 2.0, not a reused trace
