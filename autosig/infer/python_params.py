@@ -59,8 +59,9 @@ def decide_python_params(
 ) -> None:
     """Tensorize Python scalars the code uses only where a tensor can go.
 
-    ``short``: in a profile too short to show the domain (``action.MIN_CALLS_FOR_DEFAULTS``),
-    the parameters every call passed a Python int: one that only ever becomes a float32 takes a float32 spec (a float the original
+    ``short``: in a profile too short to show the domain
+    (``action.MIN_CALLS_FOR_DEFAULTS``), the parameters every call passed a Python int:
+    one that only ever becomes a float32 takes a float32 spec (a float the original
     accepts fits), and one an int64 spec computes the same for takes int64 (a value past
     int32 the original takes exactly does not wrap): ``widen_for_domain``.
 
