@@ -32,6 +32,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
+from autosig.analysis.optimizer_build import first_parameter
 from autosig.source.metadata import MetadataView, iter_tree
 
 MAIN_GUARD = '__name__ == "__main__"'
@@ -352,7 +353,7 @@ def _method_placement(
         return NoPlacement(
             f"`{cls.name.value}` has no `__init__` of its own to seed each instance in"
         )
-    own = _first_parameter(init)
+    own = first_parameter(init)
     if own is None:
         return NoPlacement("`__init__` has no self parameter")
     target = f"{own}.{name}"
@@ -412,11 +413,6 @@ def _built_outside(ctx: MetadataView, init: cst.FunctionDef) -> tuple[str, int] 
     return None
 
 
-def _first_parameter(function: cst.FunctionDef) -> str | None:
-    params = (*function.params.posonly_params, *function.params.params)
-    return params[0].name.value if params else None
-
-
 def _self_reads(cls: cst.ClassDef, method: cst.FunctionDef) -> set[str]:
     """``self.<attr>`` names ``method`` reads, following the class's methods it calls."""
     methods = {s.name.value: s for s in cls.body.body if isinstance(s, cst.FunctionDef)}
@@ -428,7 +424,7 @@ def _self_reads(cls: cst.ClassDef, method: cst.FunctionDef) -> set[str]:
         if current.name.value in done:
             continue
         done.add(current.name.value)
-        own = _first_parameter(current)
+        own = first_parameter(current)
         for attr in _attributes_of(current, own):
             found.add(attr)
             if attr in methods and attr != method.name.value:
