@@ -218,7 +218,7 @@ class expect_traces:  # noqa: N801 - used like a function: ``with autosig.expect
         recorder = active_recorder()
         if recorder is None:
             recorder = self._own = Recorder(
-                os.devnull, sample_calls=0, samples_per_signature=0
+                os.devnull, sample_calls=0, samples_per_signature=0, count_earlier_traces=False
             ).start()
         self._recorder = recorder
         self._before = self.fn.experimental_get_tracing_count()

@@ -349,8 +349,13 @@ class Recorder:
         samples_per_signature: int = DEFAULT_SAMPLES_PER_SIGNATURE,
         sample_calls: int = DEFAULT_SAMPLE_CALLS,
         probe_budget: float | None = BUDGET_FROM_ENV,
+        count_earlier_traces: bool = True,
     ) -> None:
         self.output = Path(output)
+        self.count_earlier_traces = count_earlier_traces
+        """Traces a function made before its first recorded call are its own (a seeding
+        ``get_concrete_function`` after set-up); False for a recorder started in the middle
+        of a program (``expect_traces``' own block), where they belong to code before it."""
         self.root = Path(project_root or os.environ.get(ENV_PROJECT_ROOT) or os.getcwd()).resolve()
         self.probe_budget = budget_from_env() if probe_budget == BUDGET_FROM_ENV else probe_budget
         """Seconds of probe traces in this process (0: none; None: no limit)."""
@@ -506,7 +511,7 @@ class Recorder:
                 state.instances += 1
                 state.record.instances = state.instances
             count = fn_self.experimental_get_tracing_count()
-            if state is not None and fresh and count:
+            if state is not None and fresh and count and self.count_earlier_traces:
                 # traced before its first call (a seeding get_concrete_function): those
                 # traces are the function's too (verify compares trace counts)
                 state.record.traces += count
