@@ -451,26 +451,28 @@ def _targets(node: cst.CSTNode) -> Iterator[cst.BaseExpression]:
     """What a statement node binds, stores into or deletes."""
     if isinstance(node, cst.Assign):
         for target in node.targets:
-            yield from _leaves(target.target)
+            yield from target_leaves(target.target)
     elif isinstance(node, (cst.AugAssign, cst.AnnAssign)):
         if not isinstance(node, cst.AnnAssign) or node.value is not None:
-            yield from _leaves(node.target)
+            yield from target_leaves(node.target)
     elif isinstance(node, (cst.For, cst.CompFor)):
-        yield from _leaves(node.target)
+        yield from target_leaves(node.target)
     elif isinstance(node, cst.WithItem) and node.asname is not None:
-        yield from _leaves(node.asname.name)  # type: ignore[arg-type]
+        yield from target_leaves(node.asname.name)  # type: ignore[arg-type]
     elif isinstance(node, cst.Del):
-        yield from _leaves(node.target)
+        yield from target_leaves(node.target)
     elif isinstance(node, cst.NamedExpr):
-        yield from _leaves(node.target)
+        yield from target_leaves(node.target)
 
 
-def _leaves(target: cst.BaseExpression) -> Iterator[cst.BaseExpression]:
+def target_leaves(target: cst.BaseExpression) -> Iterator[cst.BaseExpression]:
+    """The names, attributes and subscripts an assignment target binds (through tuples,
+    lists and starred elements)."""
     if isinstance(target, (cst.Tuple, cst.List)):
         for element in target.elements:
-            yield from _leaves(element.value)
+            yield from target_leaves(element.value)
     elif isinstance(target, cst.StarredElement):
-        yield from _leaves(target.value)
+        yield from target_leaves(target.value)
     else:
         yield target
 

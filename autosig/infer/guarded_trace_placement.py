@@ -33,6 +33,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from autosig.analysis.optimizer_build import first_parameter
+from autosig.analysis.trace_state import target_leaves
 from autosig.source.metadata import MetadataView, iter_tree
 
 MAIN_GUARD = '__name__ == "__main__"'
@@ -170,11 +171,11 @@ def _changed_later(
         for node in _walk_outside_scopes(statement):
             targets: list[cst.CSTNode] = []
             if isinstance(node, cst.AssignTarget):
-                targets = list(_flatten(node.target))
+                targets = list(target_leaves(node.target))
             elif isinstance(node, (cst.AugAssign, cst.AnnAssign)):
                 targets = [node.target]
             elif isinstance(node, cst.Del):
-                targets = list(_flatten(node.target))
+                targets = list(target_leaves(node.target))
             elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
                 root = _root_name(node.func.value)
                 reading = node.func.attr.value in READ_ONLY_METHODS
@@ -453,7 +454,7 @@ def _self_stores(init: cst.FunctionDef, own: str) -> set[str]:
         elif isinstance(node, (cst.AnnAssign, cst.AugAssign)):
             targets = [node.target]
         for target in targets:
-            for element in _flatten(target):
+            for element in target_leaves(target):
                 if (
                     isinstance(element, cst.Attribute)
                     and isinstance(element.value, cst.Name)
@@ -461,16 +462,6 @@ def _self_stores(init: cst.FunctionDef, own: str) -> set[str]:
                 ):
                     out.add(element.attr.value)
     return out
-
-
-def _flatten(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
-    if isinstance(node, (cst.Tuple, cst.List)):
-        for element in node.elements:
-            yield from _flatten(element.value)
-    elif isinstance(node, cst.StarredElement):
-        yield from _flatten(node.value)
-    else:
-        yield node
 
 
 def _class_body_names(cls: cst.ClassDef) -> set[str]:
