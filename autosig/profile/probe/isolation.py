@@ -10,7 +10,10 @@ What the copy must not do: TensorFlow's eager runtime (its thread pools) does no
 survive a fork, and an eager op there would wait forever. ``guard_eager`` makes the
 copy raise ``EagerOpInProbe`` on any eager kernel instead, and the round reports it.
 Deadlines bound the rest: the parent kills the copy when the round's time is up or no
-message came for ``stall_s`` seconds. The copy's stdout and stderr (Python's and the C
+message came for ``stall_s`` seconds. A stop signal (Ctrl-C reaches the whole process
+group, the copy included) ends the copy at once, whatever handler the program set: the
+round is then ``interrupted`` and the parent reports it; the parent never waits for a
+copy it stopped reading from. The copy's stdout and stderr (Python's and the C
 level's) go to a file whose text is sent back: trace-time output never reaches the
 user's terminal. It ends with ``os._exit``: no atexit handler, no flushed buffer of the
 parent's, no partial profile written twice.
@@ -46,6 +49,10 @@ class EagerOpInProbe(RuntimeError):
     """The probe's trace tried to run an eager op (variable creation, an init_scope)."""
 
 
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+"""Signals that end a probe copy at once (unless the program ignores them)."""
+
+
 def fork_available() -> bool:
     return hasattr(os, "fork") and sys.platform != "win32"
 
@@ -60,7 +67,8 @@ class ForkOutcome:
     messages: list[dict[str, Any]] = field(default_factory=list)
     status: str = "done"
     """done | timeout (the round's deadline) | stalled (no message for stall_s) |
-    crashed (the copy died without finishing) | unavailable"""
+    interrupted (a stop signal ended the copy: Ctrl-C) | crashed (the copy died
+    without finishing) | unavailable"""
     detail: str = ""
     elapsed_s: float = 0.0
 
@@ -99,28 +107,44 @@ def run_forked(
     start = time.monotonic()
     read_fd, write_fd = os.pipe()
     _FORKING = True
+    # stop signals wait while the copy is made: the copy sets its own dispositions first
+    # (_child), the program gets a Ctrl-C that came meanwhile as soon as the fork returns
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
+    pid = -1
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", DeprecationWarning)  # "multi-threaded fork"
             pid = os.fork()
     finally:
         _FORKING = False
+        if pid != 0:
+            signal.pthread_sigmask(signal.SIG_SETMASK, mask)
     if pid == 0:  # pragma: no cover - runs in the copy, which ends with os._exit
         os.close(read_fd)
-        _child(write_fd, work, in_child)
+        _child(write_fd, work, in_child, mask)
     os.close(write_fd)
     outcome = ForkOutcome()
+    status = 0
     try:
         _read(read_fd, pid, outcome, deadline, stall_s)
+    except BaseException:  # Ctrl-C in the program: the copy must not outlive the round
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+        raise
     finally:
         os.close(read_fd)
         with contextlib.suppress(ChildProcessError):
-            os.waitpid(pid, 0)
+            status = os.waitpid(pid, 0)[1]
     outcome.elapsed_s = time.monotonic() - start
     if outcome.status == "done" and not any(m.get("kind") == "done" for m in outcome.messages):
+        stopped_by = os.WTERMSIG(status) if os.WIFSIGNALED(status) else None
         crash = next((m for m in outcome.messages if m.get("kind") == "crash"), None)
-        outcome.status = "crashed"
-        outcome.detail = crash["text"] if crash else "the probe process ended early"
+        if stopped_by in STOP_SIGNALS:
+            outcome.status = "interrupted"
+            outcome.detail = f"the program was interrupted ({signal.Signals(stopped_by).name})"
+        else:
+            outcome.status = "crashed"
+            outcome.detail = crash["text"] if crash else "the probe process ended early"
     return outcome
 
 
@@ -154,8 +178,23 @@ def _read(fd: int, pid: int, outcome: ForkOutcome, deadline: float, stall_s: flo
                 outcome.messages.append(json.loads(line))
 
 
+def _die_on_stop_signals() -> None:  # pragma: no cover - runs in the forked copy
+    """In the copy: a stop signal ends it at once. It inherited the program's handlers:
+    Python's KeyboardInterrupt (caught by the copy's own clean-up), a training script's
+    "stop after this epoch" flag (the copy would trace on until its deadline) or the
+    recorder's SIGTERM writer (it would write the program's partial profile). A signal
+    the program ignores (``nohup``) stays ignored."""
+    for signum in STOP_SIGNALS:
+        if signal.getsignal(signum) is not signal.SIG_IGN:
+            with contextlib.suppress(ValueError):  # forked from a thread of another runtime
+                signal.signal(signum, signal.SIG_DFL)
+
+
 def _child(  # pragma: no cover - runs in the forked copy
-    write_fd: int, work: Callable[[Emit], None], in_child: Callable[[], None] | None
+    write_fd: int,
+    work: Callable[[Emit], None],
+    in_child: Callable[[], None] | None,
+    mask: set[signal.Signals],
 ) -> None:
     def emit(message: dict[str, Any]) -> None:
         data = (json.dumps(message, default=str) + "\n").encode()
@@ -164,6 +203,8 @@ def _child(  # pragma: no cover - runs in the forked copy
 
     capture = None
     try:
+        _die_on_stop_signals()
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)  # a Ctrl-C during the fork ends it
         capture = tempfile.TemporaryFile()
         os.dup2(capture.fileno(), 1)
         os.dup2(capture.fileno(), 2)

@@ -8,6 +8,11 @@ probes only what earlier rounds of the function did not: a dimension that starte
 vary, a new argument. Nothing here runs per call: the recorder calls ``on_trace`` only
 after a call that traced (and only for eager calls that returned normally).
 
+Interrupts: Ctrl-C (any stop signal to the program's process group) ends a running
+round's copy at once (``isolation``) and no round starts after it in that process, so
+a program that handles Ctrl-C itself (finish the step, save, exit) is never held up by
+probes; the rounds not run are reported as skipped for the interrupt.
+
 Time: the rounds of one process share a budget (``AUTOSIG_PROBE_BUDGET`` seconds, set
 by ``autosig profile --probe-budget``; 0 disables probes). A round gets what is left;
 its copy is killed when that runs out or when it makes no progress for a while; the
@@ -47,6 +52,8 @@ DEFAULT_BUDGET_S = 60.0
 """Seconds of probing per recorded process by default."""
 MIN_ROUND_S = 0.5
 """A round is not started with less time than this left."""
+INTERRUPTED_NOTE = "stopped: the program was interrupted"
+"""``ProbeStats.note`` once a stop signal reached the program: no round runs after it."""
 MIN_STALL_S = 30.0
 """A copy that sends nothing for this long (or 20 traces' worth of the function's own
 trace time, if longer) is killed."""
@@ -90,6 +97,8 @@ class Prober:
         self.root = root
         self.in_child = in_child
         self.spent = 0.0
+        self.interrupted = False
+        """A stop signal reached the program during a round: no more rounds."""
         self.lock = threading.Lock()
         self.functions: dict[Any, _FunctionProbes] = {}
         self.stats = ProbeStats(budget_s=budget_s)
@@ -136,12 +145,18 @@ class Prober:
             first = probes.evidence is None or probes.evidence.random is None
             if not plan and not first:
                 return
+            if self.interrupted:
+                self._skip(probes, record, plan.labels(), why="interrupted")
+                return
             left = None if self.budget_s is None else self.budget_s - self.spent
             if left is not None and left < MIN_ROUND_S:
                 self._skip(probes, record, plan.labels())
                 return
             try:
                 self._round(probes, record, function, args, kwds, plan, first, left)
+            except KeyboardInterrupt:  # Ctrl-C in the parent: the copy is gone, say so
+                self._stop_for_interrupt()
+                raise
             except Exception as exc:  # noqa: BLE001 - a probe must never break the program
                 self.stats.failures += 1
                 probes.given_up = True
@@ -163,13 +178,24 @@ class Prober:
                     tracker = probes.numbers[path] = NumberTracker(kind)
                 tracker.add(number)
 
-    def _skip(self, probes: _FunctionProbes, record: FunctionRecord, labels: list[str]) -> None:
-        self.stats.skipped_rounds += 1
-        if record.display_name not in self.stats.skipped_functions:
-            self.stats.skipped_functions.append(record.display_name)
-            del self.stats.skipped_functions[MAX_LISTED:]
-        skipped = ProbeEvidence(skipped=[f"{label}: budget" for label in labels][:MAX_LISTED])
+    def _skip(
+        self,
+        probes: _FunctionProbes,
+        record: FunctionRecord,
+        labels: list[str],
+        why: str = "budget",
+    ) -> None:
+        if why == "budget":
+            self.stats.skipped_rounds += 1
+            if record.display_name not in self.stats.skipped_functions:
+                self.stats.skipped_functions.append(record.display_name)
+                del self.stats.skipped_functions[MAX_LISTED:]
+        skipped = ProbeEvidence(skipped=[f"{label}: {why}" for label in labels][:MAX_LISTED])
         probes.evidence = merge_evidence(probes.evidence, skipped)
+
+    def _stop_for_interrupt(self) -> None:
+        self.interrupted = True
+        self.stats.note = INTERRUPTED_NOTE
 
     def _round(
         self,
@@ -220,6 +246,8 @@ class Prober:
                 probes.done.update(m.key for m in group.members)
         probes.done.update(("number", n.param) for n in plan.numbers if n.param in finished)
         child_failed = bool(evidence.failures)
+        if outcome.status == "interrupted":
+            self._stop_for_interrupt()
         if outcome.status != "done":
             why = "budget" if outcome.status == "timeout" else outcome.status
             evidence.failures.append(f"round stopped: {outcome.detail}")
