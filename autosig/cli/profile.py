@@ -13,6 +13,7 @@ from typing import Any
 
 import click
 
+from autosig.cli.interrupt import interruptible
 from autosig.errors import EXIT_ERROR, AutosigError
 from autosig.profile.format import check_writable
 from autosig.profile.launch import record_command
@@ -113,6 +114,8 @@ def run(
 
     Exit code: CMD's own (128+N if a signal N killed it, 130 for Ctrl-C); 2 if the
     profile cannot be written (checked before CMD runs) or CMD cannot be started.
+    Ctrl-C reaches CMD and its children, which write what they recorded (a partial
+    profile); a second Ctrl-C kills them at once.
 
     A CMD that exits non-zero or is interrupted gives a partial profile (marked so,
     with the exit status inside; explain and fix say it is partial). It never
@@ -128,7 +131,13 @@ def run(
     if not cmd:  # 'autosig profile -o p.json': the usage the user typed, not 'profile run'
         raise click.UsageError("no command to record after '--'", ctx=ctx.parent)
     budget = 0.0 if no_probe else probe_budget
-    run = record_command(list(cmd), output, capture_outputs=capture_outputs, probe_budget=budget)
+    # a Ctrl-C while the command runs goes to the command (it writes what it recorded;
+    # a second one kills it) and comes back as its exit status; one while autosig itself
+    # works (starting, merging, writing) stops autosig: exit 130, no profile written
+    with interruptible("stopped before the profile was written"):
+        run = record_command(
+            list(cmd), output, capture_outputs=capture_outputs, probe_budget=budget
+        )
     click.echo(_outcome_line(run), err=True)
     sys.exit(run.code)
 

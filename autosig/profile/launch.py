@@ -129,7 +129,10 @@ def run_supervised(
     group and then autosig, and a shell's ``fg`` resumes both. ``stop_grace_s``: after a relayed
     signal, the group is killed (SIGKILL) if the command has not ended within that many
     seconds, or at once on a second signal; None waits for the command to end as it
-    chooses. After an interrupted command, whatever is left of its group is killed.
+    chooses, until a second stop signal: that one kills the group at once in either case
+    (a second Ctrl-C means "stop now": the command's exit work, a partial profile being
+    written, is given up). After an interrupted command, whatever is left of its group
+    is killed.
     Outside the main thread no handler can be set: the command then runs in autosig's own
     process group, as a plain child. ``popen``: more ``subprocess.Popen`` arguments
     (``cwd``, ``stdout`` ...).
@@ -141,7 +144,7 @@ def run_supervised(
     def relay(signum: int, frame: Any) -> None:
         received.append((signum, time.monotonic()))
         if started:
-            escalate = stop_grace_s is not None and len(received) > 1
+            escalate = len(received) > 1
             _signal_group(started[0].pid, signal.SIGKILL if escalate else signum)
 
     def suspend(signum: int, frame: Any) -> None:
@@ -170,14 +173,16 @@ def run_supervised(
         except PermissionError:
             raise AutosigError(f"command is not executable: {cmd[0]}") from None
         started.append(proc)
-        for signum, _ in received[:1]:  # arrived while the command was starting
-            _signal_group(proc.pid, signum)
+        if received:  # arrived while the command was starting
+            _signal_group(proc.pid, signal.SIGKILL if len(received) > 1 else received[0][0])
         code = _wait_for(proc, received, stop_grace_s)
     finally:
         for sig, handler in handlers.items():
             signal.signal(sig, handler)
     if received and main:
         _signal_group(proc.pid, signal.SIGKILL)  # its children, if any outlived it
+    if received and code == -signal.SIGKILL:  # killed by autosig after the stop signal:
+        code = -received[0][0]  # the status says what the user sent (130 for Ctrl-C)
     return ChildExit(128 - code if code < 0 else code, received[0][0] if received else None)
 
 
