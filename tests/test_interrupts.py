@@ -9,16 +9,22 @@ that does not match. The TensorFlow tests interrupt real verify runs.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
 import subprocess
 import sys
+import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from autosig.profile.format import load_profile
+from autosig.profile.probe.isolation import fork_available, run_forked
 from autosig.verify.candidate import Candidate
 from autosig.verify.runner import VerifyReport, _reusable
 from autosig.verify.runs import RESULT_FILE, stored_mismatch
@@ -33,7 +39,9 @@ def _default_sigint() -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
-def start_autosig(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.Popen:
+def start_autosig(
+    *args: str, cwd: Path, env: dict[str, str] | None = None, **popen: Any
+) -> subprocess.Popen:
     return subprocess.Popen(
         [PYTHON, "-m", "autosig", *args],
         cwd=cwd,
@@ -42,7 +50,22 @@ def start_autosig(*args: str, cwd: Path, env: dict[str, str] | None = None) -> s
         stderr=subprocess.PIPE,
         text=True,
         preexec_fn=_default_sigint,
+        **popen,
     )
+
+
+@contextlib.contextmanager
+def runner_ignoring_sigint() -> Iterator[None]:
+    """Run the block as in a test run started in the background by a script (``bash
+    .ci/run > log &``, a CI launcher): SIGINT ignored in pytest and in everything it
+    starts. The Ctrl-C tests must hold there too (``start_autosig`` resets it)."""
+    if threading.current_thread() is not threading.main_thread():
+        pytest.skip("signal dispositions are set from the main thread only")
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def wait_for(path: Path, proc: subprocess.Popen, timeout: float = 120) -> None:
@@ -55,6 +78,30 @@ def wait_for(path: Path, proc: subprocess.Popen, timeout: float = 120) -> None:
             proc.kill()
             raise AssertionError(f"{path.name} never appeared")
         time.sleep(0.05)
+
+
+def descendants(pid: int) -> list[int]:
+    """Every process below ``pid`` (Linux's /proc children lists), deepest last."""
+    found: list[int] = []
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        with contextlib.suppress(OSError):
+            for child in map(int, (task / "children").read_text().split()):
+                found += [child, *descendants(child)]
+    return found
+
+
+@contextlib.contextmanager
+def killed_on_failure(proc: subprocess.Popen) -> Iterator[None]:
+    """A failing interrupt test must not leave autosig and the command running (the
+    command is in a session of its own: killing autosig alone would not stop it)."""
+    try:
+        yield
+    except BaseException:
+        for pid in [*descendants(proc.pid), proc.pid]:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        proc.communicate()
+        raise
 
 
 def alive(pid: int) -> bool:
@@ -104,7 +151,8 @@ def test_a_signal_to_autosig_profile_reaches_the_command_and_its_children(
 ) -> None:
     """``kill -INT <autosig pid>``: the command and the command's own child get it."""
     (tmp_path / "family.py").write_text(FAMILY)
-    proc = start_autosig("profile", "--", PYTHON, "family.py", cwd=tmp_path)
+    with runner_ignoring_sigint():  # as in a whole-suite run started by a script
+        proc = start_autosig("profile", "--", PYTHON, "family.py", cwd=tmp_path)
     wait_for(tmp_path / "ready", proc)
     grandchild = int((tmp_path / "ready").read_text())
     proc.send_signal(signum)
@@ -138,6 +186,138 @@ def test_an_ignored_sigint_stays_ignored(tmp_path: Path) -> None:
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 0, err
     assert out == "finished\n"
+
+
+PRINT_SIGINT = "import signal; print(signal.getsignal(signal.SIGINT) is signal.SIG_IGN)"
+
+
+def test_a_background_test_run_ignores_sigint_in_every_process_it_starts() -> None:
+    """Why the Ctrl-C profile test hung in whole-suite runs and passed alone: a script
+    that starts a long run in the background (``cmd &``, no job control) ignores SIGINT
+    for it; the ignore is inherited across fork and exec, and Python keeps it (no
+    KeyboardInterrupt). The autosig under test then ignored the test's Ctrl-C as it
+    must under ``nohup`` (``test_an_ignored_sigint_stays_ignored``), and so did the
+    loop it recorded: nothing ever stopped. ``start_autosig`` gives SIGINT back its
+    default, as an interactive shell does for the commands a user types."""
+    script = f"{PYTHON} -c '{PRINT_SIGINT}' & wait"
+    background = subprocess.run(["bash", "-c", script], capture_output=True, text=True)
+    assert background.stdout == "True\n"  # ignored
+    with runner_ignoring_sigint():
+        plain = subprocess.run([PYTHON, "-c", PRINT_SIGINT], capture_output=True, text=True)
+        reset = subprocess.run(
+            [PYTHON, "-c", PRINT_SIGINT],
+            capture_output=True,
+            text=True,
+            preexec_fn=_default_sigint,
+        )
+    assert plain.stdout == "True\n"  # ignored: Ctrl-C would never reach it
+    assert reset.stdout == "False\n"
+
+
+SLOW_CLEANUP = """\
+import signal, time
+from pathlib import Path
+Path("ready").write_text("")
+try:
+    while True:
+        time.sleep(0.05)
+except KeyboardInterrupt:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # a clean-up that will not be hurried
+    Path("cleaning").write_text("")
+    time.sleep(300)
+"""
+
+
+def test_a_second_ctrl_c_kills_the_command_at_once(tmp_path: Path) -> None:
+    """The first Ctrl-C lets the command end as it chooses (it writes what it recorded);
+    the second one kills its group at once: exit 130, a partial profile of what the
+    processes had written."""
+    (tmp_path / "cleanup.py").write_text(SLOW_CLEANUP)
+    proc = start_autosig("profile", "--", PYTHON, "cleanup.py", cwd=tmp_path)
+    with killed_on_failure(proc):
+        wait_for(tmp_path / "ready", proc)
+        proc.send_signal(signal.SIGINT)
+        wait_for(tmp_path / "cleaning", proc)
+        proc.send_signal(signal.SIGINT)
+        start = time.monotonic()
+        _, err = proc.communicate(timeout=60)
+    assert time.monotonic() - start < 10, err
+    assert proc.returncode == 130, err
+    assert "interrupted (signal 2, exit status 130): partial profile" in err
+    assert load_profile(tmp_path / ".autosig" / "profile.json").exit_code == 130
+
+
+def test_ctrl_c_while_autosig_itself_works_is_130_and_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Before the command starts or while the profile is merged and written (after the
+    command ended), Ctrl-C stops autosig: 130 and one line, not click's "Aborted!" (1)."""
+    from click.testing import CliRunner
+
+    import autosig.cli.profile as profile_cli
+
+    def interrupted(*args: Any, **kwargs: Any) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(profile_cli, "record_command", interrupted)
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(profile_cli.command, ["--", PYTHON, "-c", "pass"])
+    assert result.exit_code == 130
+    assert result.output == (
+        "autosig: interrupted (SIGINT): stopped before the profile was written\n"
+    )
+
+
+@pytest.mark.skipif(not fork_available(), reason="needs os.fork")
+def test_a_probe_copy_ends_at_once_on_ctrl_c_whatever_the_program_does_with_it() -> None:
+    """A program that handles Ctrl-C itself (a flag: "stop after this step") passes its
+    handler to the probe copy; the copy must still end at once, not trace on until its
+    deadline (the program waits for the round), and the round says it was interrupted."""
+    if threading.current_thread() is not threading.main_thread():
+        pytest.skip("signal dispositions are set from the main thread only")
+
+    def tracing_forever(emit):  # noqa: ANN001, ANN202
+        emit({"kind": "trace"})
+        os.kill(os.getpid(), signal.SIGINT)  # the terminal's Ctrl-C reaches the group
+        time.sleep(60)
+
+    flags: list[int] = []
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: flags.append(signum))
+    try:
+        start = time.monotonic()
+        outcome = run_forked(tracing_forever, deadline=time.monotonic() + 30, stall_s=30)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    assert time.monotonic() - start < 10
+    assert outcome.status == "interrupted", outcome
+    assert outcome.detail == "the program was interrupted (SIGINT)"
+    assert outcome.messages == [{"kind": "trace"}] and flags == []
+
+
+@pytest.mark.skipif(not fork_available(), reason="needs os.fork")
+def test_ctrl_c_in_the_program_during_a_round_kills_the_copy(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """KeyboardInterrupt in the program while it waits for a round: the copy is killed
+    and reaped before the interrupt goes on (never a copy left tracing)."""
+    pids: list[int] = []
+
+    def slow(emit):  # noqa: ANN001, ANN202
+        time.sleep(60)
+
+    def interrupt_while_reading(fd, pid, outcome, deadline, stall_s):  # noqa: ANN001, ANN202
+        pids.append(pid)
+        raise KeyboardInterrupt
+
+    import autosig.profile.probe.isolation as isolation
+
+    monkeypatch.setattr(isolation, "_read", interrupt_while_reading)
+    start = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        run_forked(slow, deadline=time.monotonic() + 30, stall_s=30)
+    assert time.monotonic() - start < 10  # before, it waited for the copy (60 s here)
+    (pid,) = pids
+    assert not alive(pid)
 
 
 # -- stored runs ---------------------------------------------------------------------------
@@ -291,6 +471,103 @@ def test_ctrl_c_during_fix_verify_writes_nothing(project: Path) -> None:
     assert proc.returncode == 130
     assert not alive(workload)
     assert (project / "model.py").read_text() == MODEL
+
+
+LOOP = """\
+import time
+import tensorflow as tf
+
+
+@tf.function
+def f(x):
+    return x + 1
+
+
+f(tf.constant(1.0))
+print("ready", flush=True)
+while True:
+    f(tf.constant(1.0))
+    time.sleep(0.01)
+"""
+
+
+@pytest.mark.tf
+@pytest.mark.slow
+def test_ctrl_c_during_a_recorded_tensorflow_run_is_130_and_partial(tmp_path: Path) -> None:
+    """The terminal sends SIGINT to the whole process group, as Ctrl-C does; the test
+    run itself ignores SIGINT, as a whole-suite run started by a script does (where
+    this test used to hang: ``test_a_background_test_run_ignores_sigint_...``)."""
+    (tmp_path / "loop.py").write_text(LOOP)
+    with runner_ignoring_sigint():
+        proc = start_autosig(
+            "profile", "--", PYTHON, "loop.py", cwd=tmp_path, start_new_session=True
+        )
+    assert proc.stdout is not None
+    with killed_on_failure(proc):
+        assert proc.stdout.readline() == "ready\n"
+        time.sleep(0.3)
+        os.killpg(proc.pid, signal.SIGINT)
+        start = time.monotonic()
+        _, err = proc.communicate(timeout=120)
+    assert time.monotonic() - start < 30, err
+    assert proc.returncode == 130, err
+    assert "interrupted (signal 2, exit status 130): partial profile (1 tf.function" in err
+    profile = load_profile(tmp_path / ".autosig" / "profile.json")
+    assert profile.partial and profile.exit_code == 130 and profile.functions[0].calls >= 2
+
+
+STOPS_AFTER_THE_STEP = """\
+import os, signal, sys, time
+from pathlib import Path
+import tensorflow as tf
+
+PROGRAM = os.getpid()
+stop = []
+signal.signal(signal.SIGINT, lambda signum, frame: stop.append(signum))  # finish the step
+
+
+@tf.function
+def step(x):
+    if os.getpid() != PROGRAM:  # traced again in autosig's probe copy
+        Path("probing").write_text(str(os.getpid()))
+        time.sleep(300)
+    return x * 2
+
+
+step(tf.ones([2]))
+step(tf.ones([3]))  # a retrace: a probe round runs in this call
+while not stop:
+    step(tf.ones([3]))
+    time.sleep(0.01)
+sys.exit(130)
+"""
+
+
+@pytest.mark.tf
+@pytest.mark.slow
+def test_ctrl_c_during_a_probe_round_stops_it_at_once(tmp_path: Path) -> None:
+    """SIGINT while the program waits for a probe round (here one whose trace takes
+    minutes) and handles Ctrl-C itself: the copy ends at once, the program gets its
+    flag and exits, no round runs after it, and the profile says why probes stopped.
+    Before, the copy inherited the program's handler and traced on until the stall
+    limit (30 s) or the round's budget (60 s)."""
+    (tmp_path / "train.py").write_text(STOPS_AFTER_THE_STEP)
+    proc = start_autosig("profile", "--", PYTHON, "train.py", cwd=tmp_path)
+    with killed_on_failure(proc):
+        wait_for(tmp_path / "probing", proc, timeout=240)
+        copy = int((tmp_path / "probing").read_text())
+        proc.send_signal(signal.SIGINT)
+        start = time.monotonic()
+        _, err = proc.communicate(timeout=120)
+    assert time.monotonic() - start < 15, err
+    assert proc.returncode == 130, err
+    assert not alive(copy)
+    profile = load_profile(tmp_path / ".autosig" / "profile.json")
+    assert profile.probes is not None
+    assert profile.probes.note == "stopped: the program was interrupted"
+    (step,) = profile.functions
+    assert step.probe is not None
+    assert "round stopped: the program was interrupted (SIGINT)" in step.probe.failures
 
 
 def process_state(pid: int) -> str:
