@@ -570,6 +570,57 @@ def test_ctrl_c_during_a_probe_round_stops_it_at_once(tmp_path: Path) -> None:
     assert "round stopped: the program was interrupted (SIGINT)" in step.probe.failures
 
 
+STEPS_ONCE_MORE_AFTER_CTRL_C = """\
+import os, signal, sys, time
+from pathlib import Path
+import tensorflow as tf
+
+PROGRAM = os.getpid()
+stop = []
+signal.signal(signal.SIGINT, lambda signum, frame: stop.append(signum))
+
+
+@tf.function
+def step(x):
+    if os.getpid() != PROGRAM:  # traced again in autosig's probe copy
+        time.sleep(300)
+    return x * 2
+
+
+step(tf.ones([2]))
+Path("ready").write_text("")
+while not stop:
+    time.sleep(0.01)
+step(tf.ones([3]))  # the last step, after Ctrl-C, retraces: no probe round now
+sys.exit(130)
+"""
+
+
+@pytest.mark.tf
+@pytest.mark.slow
+def test_no_probe_round_starts_after_ctrl_c_in_a_program_that_handles_it(
+    tmp_path: Path,
+) -> None:
+    """The program took the Ctrl-C itself (no KeyboardInterrupt) and makes one more
+    call, which retraces: autosig marked the stop in the recorders' folder, so no round
+    starts (before, the round ran to the stall limit, 30 s, or the budget)."""
+    (tmp_path / "train.py").write_text(STEPS_ONCE_MORE_AFTER_CTRL_C)
+    proc = start_autosig("profile", "--", PYTHON, "train.py", cwd=tmp_path)
+    with killed_on_failure(proc):
+        wait_for(tmp_path / "ready", proc, timeout=240)
+        proc.send_signal(signal.SIGINT)
+        start = time.monotonic()
+        _, err = proc.communicate(timeout=120)
+    assert time.monotonic() - start < 15, err
+    assert proc.returncode == 130, err
+    profile = load_profile(tmp_path / ".autosig" / "profile.json")
+    assert profile.probes is not None and profile.probes.rounds == 0
+    assert profile.probes.note == "stopped: the program was interrupted"
+    (step,) = profile.functions
+    assert step.traces == 2 and step.probe is not None
+    assert step.probe.skipped and all(s.endswith(": interrupted") for s in step.probe.skipped)
+
+
 def process_state(pid: int) -> str:
     return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[-1].split()[0]
 

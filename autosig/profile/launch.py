@@ -23,7 +23,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -38,7 +38,7 @@ from autosig.profile.format import (
     save_profile,
 )
 from autosig.profile.merge import merge_profiles
-from autosig.profile.probe.scheduler import ENV_PROBE_BUDGET
+from autosig.profile.probe.scheduler import ENV_PROBE_BUDGET, STOP_MARKER
 from autosig.profile.recorder import (
     ENV_CAPTURE_OUTPUTS,
     ENV_PROFILE_DIR,
@@ -116,6 +116,7 @@ def run_supervised(
     env: dict[str, str] | None = None,
     *,
     stop_grace_s: float | None = None,
+    on_stop: Callable[[int], None] | None = None,
     **popen: Any,
 ) -> ChildExit:
     """Run ``cmd`` in a process group of its own; relay stop signals to that group.
@@ -134,8 +135,9 @@ def run_supervised(
     written, is given up). After an interrupted command, whatever is left of its group
     is killed.
     Outside the main thread no handler can be set: the command then runs in autosig's own
-    process group, as a plain child. ``popen``: more ``subprocess.Popen`` arguments
-    (``cwd``, ``stdout`` ...).
+    process group, as a plain child. ``on_stop(signum)`` runs (in the signal handler) when
+    the first stop signal arrives, before it is relayed. ``popen``: more
+    ``subprocess.Popen`` arguments (``cwd``, ``stdout`` ...).
     """
     main = threading.current_thread() is threading.main_thread() and hasattr(os, "killpg")
     received: list[tuple[int, float]] = []
@@ -143,6 +145,9 @@ def run_supervised(
 
     def relay(signum: int, frame: Any) -> None:
         received.append((signum, time.monotonic()))
+        if on_stop is not None and len(received) == 1:
+            with contextlib.suppress(Exception):
+                on_stop(signum)
         if started:
             escalate = len(received) > 1
             _signal_group(started[0].pid, signal.SIGKILL if escalate else signum)
@@ -298,7 +303,10 @@ def record_command(
             project_root=root,
             probe_budget=probe_budget,
         )
-        ended = run_supervised(cmd, child_env, stop_grace_s=stop_grace_s)
+        marker = parts_dir / STOP_MARKER  # the recorders start no probe round after it
+        ended = run_supervised(
+            cmd, child_env, stop_grace_s=stop_grace_s, on_stop=lambda _: marker.touch()
+        )
         code = ended.code
         profile, arrays = _merge_parts(parts_dir)
     profile.project_root = str(root)

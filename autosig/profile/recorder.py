@@ -66,7 +66,7 @@ from autosig.profile.format import (
     save_profile,
 )
 from autosig.profile.probe.isolation import forking_probe
-from autosig.profile.probe.scheduler import Prober, budget_from_env
+from autosig.profile.probe.scheduler import STOP_MARKER, Prober, budget_from_env
 from autosig.profile.samples import LeafConverter, SampleStore, Unsampleable, save_arrays
 from autosig.source.hashing import function_source_hash
 
@@ -382,7 +382,13 @@ class Recorder:
         self._describer: Describer | None = None
         self._converter: LeafConverter | None = None
         self._callers: CallerFinder | None = None
-        self._prober = Prober(self.probe_budget, str(self.root), in_child=_stop_in_probe_copy)
+        parts = os.environ.get(ENV_PROFILE_DIR)
+        self._prober = Prober(
+            self.probe_budget,
+            str(self.root),
+            in_child=_stop_in_probe_copy,
+            stop_marker=Path(parts) / STOP_MARKER if parts else None,
+        )
 
     # -- activation ----------------------------------------------------------------------
     def start(self) -> Recorder:

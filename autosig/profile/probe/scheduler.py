@@ -9,9 +9,10 @@ vary, a new argument. Nothing here runs per call: the recorder calls ``on_trace`
 after a call that traced (and only for eager calls that returned normally).
 
 Interrupts: Ctrl-C (any stop signal to the program's process group) ends a running
-round's copy at once (``isolation``) and no round starts after it in that process, so
-a program that handles Ctrl-C itself (finish the step, save, exit) is never held up by
-probes; the rounds not run are reported as skipped for the interrupt.
+round's copy at once (``isolation``) and no round starts after it in that process, nor
+after ``autosig profile`` relayed one (``STOP_MARKER``), so a program that handles Ctrl-C
+itself (finish the step, save, exit) is never held up by probes; the rounds not run are
+reported as skipped for the interrupt.
 
 Time: the rounds of one process share a budget (``AUTOSIG_PROBE_BUDGET`` seconds, set
 by ``autosig profile --probe-budget``; 0 disables probes). A round gets what is left;
@@ -30,6 +31,7 @@ import time
 import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from autosig.profile.evidence import (
@@ -52,6 +54,10 @@ DEFAULT_BUDGET_S = 60.0
 """Seconds of probing per recorded process by default."""
 MIN_ROUND_S = 0.5
 """A round is not started with less time than this left."""
+STOP_MARKER = "stop-requested"
+"""Created by ``autosig profile`` in the parts folder when it relays a stop signal: a
+program that handles Ctrl-C itself (and so never raises KeyboardInterrupt) may still make
+calls that trace before it stops; no probe round starts once this file exists."""
 INTERRUPTED_NOTE = "stopped: the program was interrupted"
 """``ProbeStats.note`` once a stop signal reached the program: no round runs after it."""
 MIN_STALL_S = 30.0
@@ -92,10 +98,13 @@ class Prober:
         budget_s: float | None,
         root: str,
         in_child: Callable[[], None] | None = None,
+        stop_marker: Path | None = None,
     ) -> None:
         self.budget_s = budget_s
         self.root = root
         self.in_child = in_child
+        self.stop_marker = stop_marker
+        """``STOP_MARKER`` in the parts folder of ``autosig profile``, None outside it."""
         self.spent = 0.0
         self.interrupted = False
         """A stop signal reached the program during a round: no more rounds."""
@@ -145,6 +154,9 @@ class Prober:
             first = probes.evidence is None or probes.evidence.random is None
             if not plan and not first:
                 return
+            if not self.interrupted and self.stop_marker is not None:
+                if self.stop_marker.exists():  # one stat, only when a round would run
+                    self._stop_for_interrupt()
             if self.interrupted:
                 self._skip(probes, record, plan.labels(), why="interrupted")
                 return
