@@ -645,3 +645,26 @@ def test_ctrl_z_stops_the_command_with_autosig_and_fg_resumes_both(tmp_path: Pat
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err
+
+
+def test_ctrl_c_while_a_command_loads_is_130_and_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A Ctrl-C no command handles itself (here: while the subcommand's module is
+    imported) exits 130 with one line, not click's "Aborted!" and 1."""
+    import importlib
+
+    from click.testing import CliRunner
+
+    import autosig.cli as cli_module
+
+    real_import = importlib.import_module
+
+    def interrupted(name: str, *args: Any) -> Any:
+        if name == "autosig.cli.check":
+            raise KeyboardInterrupt
+        return real_import(name, *args)
+
+    monkeypatch.setattr(cli_module.importlib, "import_module", interrupted)
+    result = CliRunner().invoke(cli_module.cli, ["check", "."])
+    assert result.exit_code == 130
+    assert result.output == "autosig: interrupted (SIGINT)\n"
+    assert "Aborted" not in result.output

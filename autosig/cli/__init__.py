@@ -15,6 +15,9 @@ import click
 from autosig import __version__
 from autosig.errors import EXIT_ERROR, AutosigError
 
+EXIT_INTERRUPTED = 128 + 2
+"""Ctrl-C (SIGINT), as a shell reports a command it stopped."""
+
 COMMANDS: dict[str, tuple[str, str]] = {
     "check": ("autosig.cli.check", "Report static findings (AS1xx) in Python files."),
     "fix": ("autosig.cli.fix", "Rewrite tf.functions: signatures and side-effect fixes."),
@@ -43,6 +46,16 @@ class LazyGroup(click.Group):
                 raise
             return None
         return module.command
+
+    def invoke(self, ctx: click.Context) -> Any:
+        """Run the subcommand; a Ctrl-C that no command handles itself (while its module
+        loads, or in a command without its own interrupt handling) exits 130 with one
+        line, not click's "Aborted!" and 1."""
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt:
+            click.echo("autosig: interrupted (SIGINT)", err=True)
+            sys.exit(EXIT_INTERRUPTED)
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         rows = [(name, help_text) for name, (_, help_text) in COMMANDS.items()]
