@@ -16,12 +16,15 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any
 
 from autosig.analysis.project_writes import OtherFiles
 from autosig.analysis.shape_reads import ShapeRead, ShapeUse, autograph_enabled, shape_use
 from autosig.analysis.trace_state import state_reason
-from autosig.infer.observations import ParamResult
+from autosig.infer.observations import (  # noqa: F401 - guarded_trace reads tensor_shapes here
+    Observed,
+    ParamResult,
+    tensor_shapes,
+)
 from autosig.infer.plan import Blocker, ShapeRewrite
 from autosig.infer.probe_evidence import DimProof, dim_proof, tie_label
 from autosig.infer.shape_rewrites import choose_rewrites
@@ -35,8 +38,7 @@ from autosig.infer.specs import (
     TensorSpecNode,
     TupleNode,
 )
-from autosig.profile.format import TENSOR_KINDS, FunctionRecord
-from autosig.profile.value_tree import is_container, leaves
+from autosig.profile.format import FunctionRecord
 from autosig.source.discover import FunctionSite, Source
 from autosig.source.project_modules import ModuleResolver
 from autosig.text import plural
@@ -90,35 +92,23 @@ class ShapeDecision:
         return out
 
 
-def tensor_shapes(record: FunctionRecord) -> dict[str, dict[str, set[Any]]]:
-    """Parameter -> place inside it -> the shapes seen there, over every call signature."""
-    out: dict[str, dict[str, set[Any]]] = {}
-    for signature in record.signatures:
-        for name, value in signature.args.items():
-            for path, leaf in leaves(value, replicas=True):
-                if leaf.get("kind") in TENSOR_KINDS:
-                    shape = leaf.get("shape")
-                    shape = None if shape is None else tuple(shape)
-                    out.setdefault(name, {}).setdefault(path, set()).add(shape)
-    return out
-
-
 def decide_shapes(
     source: Source,
     site: FunctionSite,
     record: FunctionRecord,
-    results: list[ParamResult],
+    observed: Observed,
     policies: dict[str, str],
     modules: ModuleResolver | None = None,
 ) -> ShapeDecision:
-    """Apply the shape policy to every tensor parameter's spec (``results`` are updated).
+    """Apply the shape policy to every tensor parameter's spec (``observed.results`` are
+    updated; ``observed``: the observation stage's facts, the shapes seen among them).
 
     ``policies`` maps a parameter to its relax policy (``auto``, ``none``, ``batch``,
     ``all``); specs arrive relaxed by ``batch``/``all`` already and unrelaxed for
     ``auto``/``none``.
     """
-    shapes = tensor_shapes(record)
-    carriers = [r for r in results if r.info.name in shapes]
+    shapes = observed.shapes
+    carriers = [r for r in observed.results if r.info.name in shapes]
     tensors = [r for r in carriers if r.spec is not None and r.leaf.python is None]
     ranks: dict[str, int | None] = {}
     for r in carriers:
@@ -129,12 +119,14 @@ def decide_shapes(
     assert source.wrapper is not None and site.function is not None
     names = [r.info.name for r in carriers]
     autograph = autograph_enabled(site.site.decorator_args)
-    structures = [n for n in names if _always_container(record, n)]
-    use = shape_use(source.wrapper, site.function, names, ranks, autograph, modules, structures)
+    structures = [n for n in names if n in observed.containers]
     few_calls = record.calls < MIN_CALLS
     to_free, varying, dense = _wanted_free(tensors, policies, site, few_calls)
     if site.decorator is None:
         to_free = set()  # tf.function(f): f stays a Python function others may call as is
+    # each tensor parameter's leaves (the probes' path, spec), before any spec changes
+    places = {id(r): list(_leaf_paths(r.spec, r.info.name)) for r in tensors}
+    use = shape_use(source.wrapper, site.function, names, ranks, autograph, modules, structures)
     dynamic = choose_rewrites(
         source.wrapper,
         site.function,
@@ -174,7 +166,7 @@ def decide_shapes(
         reads = use.reads.get(name, [])
         nested = not isinstance(r.spec, (TensorSpecNode, RaggedSpecNode, SparseSpecNode))
         policy = policies.get(name, AUTO)
-        for index, (path, leaf) in enumerate(_leaf_paths(r.spec, name)):
+        for index, (path, leaf) in enumerate(places[id(r)]):
             shape = leaf.shape
             definite = [x for x in reads if x.definite]
             if shape is None:
@@ -314,12 +306,6 @@ def _project_of(modules: ModuleResolver | None) -> tuple[OtherFiles | None, str]
     if origin is None:
         return None, "this file"
     return OtherFiles(str(origin)), origin.name
-
-
-def _always_container(record: FunctionRecord, name: str) -> bool:
-    """``name`` was a tuple, list or dict in every recorded call."""
-    values = [s.args[name] for s in record.signatures if name in s.args]
-    return bool(values) and all(is_container(v) for v in values)
 
 
 def _leaves(spec: SpecNode) -> Iterator[TensorLeaf]:

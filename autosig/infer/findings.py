@@ -11,13 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Collection
 
-from autosig.infer.observations import (
-    ONCE_REASON,
-    InferOptions,
-    ParamResult,
-    analyze_param,
-    has_numpy_float64,
-)
+from autosig.infer.observations import ONCE_REASON, Observed, ParamResult
 from autosig.infer.plan import Action, FunctionPlan, ParamPlan
 from autosig.profile.format import FunctionRecord
 from autosig.source.discover import FunctionSite, Source
@@ -30,6 +24,7 @@ def function_findings(
     record: FunctionRecord,
     site: FunctionSite,
     source: Source,
+    lines: list[int],
     results: list[ParamResult],
     action: Action,
     reasons: list[str],
@@ -37,6 +32,7 @@ def function_findings(
 ) -> list[Finding]:
     """The findings of an editable function whose plan is ``action`` for ``reasons``.
 
+    ``lines``: where a suppression comment counts (``Source.site_lines``);
     ``tensorized``: parameters its call sites will pass as tensors (a call-site plan).
     """
     path = record.path or ""
@@ -82,7 +78,7 @@ def function_findings(
                 if count:
                     text += f", {plural(count, 'distinct instance')}: each new one is a new trace"
             add(code, text)
-    return _unsuppressed(out, source, site)
+    return _unsuppressed(out, source, lines)
 
 
 def retrace_message(record: FunctionRecord, cause: str) -> str:
@@ -90,10 +86,9 @@ def retrace_message(record: FunctionRecord, cause: str) -> str:
     return f"{record.traces} traces for {plural(record.calls, 'call')}; main cause: {cause}"
 
 
-def _unsuppressed(findings: list[Finding], source: Source, site: FunctionSite) -> list[Finding]:
+def _unsuppressed(findings: list[Finding], source: Source, lines: list[int]) -> list[Finding]:
     assert source.wrapper is not None
     suppressions = Suppressions.from_module(source.wrapper.module, source.text)
-    lines = source.site_lines(site)
     return [f for f in findings if not suppressions.is_suppressed(f.code, lines)]
 
 
@@ -109,9 +104,10 @@ def main_cause(results: list[ParamResult]) -> str | None:
     return text
 
 
-def library_plan(record: FunctionRecord, options: InferOptions) -> FunctionPlan:
-    """Library code cannot be edited: say what the caller can change instead."""
-    results = [analyze_param(record, info, options) for info in record.params]
+def library_plan(record: FunctionRecord, observed: Observed) -> FunctionPlan:
+    """Library code cannot be edited: say what the caller can change instead
+    (``observed``: the observation stage's facts about ``record``)."""
+    results = observed.results
     advice: list[str] = []
     for r in results:
         if 0 in r.leaf.dims:
@@ -126,7 +122,7 @@ def library_plan(record: FunctionRecord, options: InferOptions) -> FunctionPlan:
                 advice.append("cast inputs to one dtype (float32) before passing them")
         if r.leaf.python is not None and r.leaf.python.varied:
             advice.append(f"pass `{r.info.name}` as a tensor instead of a Python number")
-        if has_numpy_float64(record, r.info.name):
+        if r.info.name in observed.numpy_float64:
             advice.append("cast inputs to float32 (NumPy float64 arrays become float64 graphs)")
     if record.traces <= max(1, record.instances):
         advice = [ONCE_REASON]

@@ -59,8 +59,14 @@ from autosig.infer.specs import (
     varying_dimensions,
     varying_text,
 )
-from autosig.profile.format import MAX_PYTHON_VALUES, FunctionRecord, ParamInfo, Value
-from autosig.profile.value_tree import children, leaves, step
+from autosig.profile.format import (
+    MAX_PYTHON_VALUES,
+    TENSOR_KINDS,
+    FunctionRecord,
+    ParamInfo,
+    Value,
+)
+from autosig.profile.value_tree import children, is_container, leaves, step
 from autosig.text import plural
 
 if TYPE_CHECKING:
@@ -742,10 +748,74 @@ def traced_once(record: FunctionRecord) -> str | None:
     return f"traced once {what} ({owners} tf.function objects); nothing to fix"
 
 
-def has_numpy_float64(record: FunctionRecord, name: str) -> bool:
-    return any(
-        leaf.get("kind") == "numpy" and leaf.get("dtype") == "float64"
-        for sig in record.signatures
-        if name in sig.args
-        for _, leaf in leaves(sig.args[name])
+def python_ints_only(record: FunctionRecord) -> frozenset[str]:
+    """Parameters every recorded call passed a Python int (no tensor, no float)."""
+    names: set[str] | None = None
+    for signature in record.signatures:
+        ints = {
+            name
+            for name, value in signature.args.items()
+            if value.get("kind") == "python" and value.get("type") == "int"
+        }
+        names = ints if names is None else names & ints
+    return frozenset(names or ())
+
+
+# -- the stage: everything the profile shows about one function, read once ----------
+
+
+@dataclass(frozen=True)
+class Observed:
+    """What the profile shows about one function, read from its record once.
+
+    The first stage of the planner: the later ones (Python values, dimensions, action,
+    findings) take these facts instead of going back to the record's values.
+    """
+
+    results: list[ParamResult]
+    """One per parameter, in order; the later stages narrow them in place."""
+    once: str | None
+    """Why nothing retraced (``traced_once``), or None."""
+    python_ints: frozenset[str]
+    """Parameters every recorded call passed a Python int."""
+    shapes: dict[str, dict[str, set[Any]]]
+    """Parameter -> place inside it -> the shapes seen there (``tensor_shapes``)."""
+    containers: frozenset[str]
+    """Parameters that were a tuple, list or dict in every recorded call."""
+    numpy_float64: frozenset[str]
+    """Parameters passed a NumPy float64 array (read for library functions only)."""
+
+
+def observe(record: FunctionRecord, options: InferOptions) -> Observed:
+    """The observation stage: each parameter's ``ParamResult`` and the function's facts."""
+    once, ints = traced_once(record), python_ints_only(record)
+    results = [analyze_param(record, info, options) for info in record.params]
+    shapes = tensor_shapes(record)
+    containers = frozenset(
+        name
+        for name in shapes
+        if all(is_container(s.args[name]) for s in record.signatures if name in s.args)
     )
+    float64 = frozenset()
+    if not record.editable:  # NumPy float64 arrays anywhere in a parameter's values
+        float64 = frozenset(
+            name
+            for sig in record.signatures
+            for name, value in sig.args.items()
+            for _, leaf in leaves(value)
+            if leaf.get("kind") == "numpy" and leaf.get("dtype") == "float64"
+        )
+    return Observed(results, once, ints, shapes, containers, float64)
+
+
+def tensor_shapes(record: FunctionRecord) -> dict[str, dict[str, set[Any]]]:
+    """Parameter -> place inside it -> the shapes seen there, over every call signature."""
+    out: dict[str, dict[str, set[Any]]] = {}
+    for signature in record.signatures:
+        for name, value in signature.args.items():
+            for path, leaf in leaves(value, replicas=True):
+                if leaf.get("kind") in TENSOR_KINDS:
+                    shape = leaf.get("shape")
+                    shape = None if shape is None else tuple(shape)
+                    out.setdefault(name, {}).setdefault(path, set()).add(shape)
+    return out

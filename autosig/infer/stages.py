@@ -1,0 +1,189 @@
+"""The planner's stages for a function found in its source, in the order they run.
+
+``planner`` checks the source first (available, the function still there, unchanged
+since profiling, not already signed); then each stage takes what the one before it
+made and narrows the same ``ParamResult`` list:
+
+1. ``observations.observe``: what the profile shows, read from the record once
+   (``Observed``: each parameter's ``ParamResult``, traced once?, Python ints);
+2. ``python_params``: which Python numbers may become scalar tensors (the Python-value
+   analysis, ``analysis/python_values.py``);
+3. ``dimensions``: which dimensions a signature may leave free or must pin (the
+   shape-use analysis, ``analysis/shape_reads.py``; ``shape_rewrites``: the reads that
+   become ``tf.shape()``); ``distributed_inputs``: a step taking distributed dataset
+   elements gets ``input_signature=[D.element_spec]``;
+4. ``action``: an ``input_signature`` covering the positional parameters up to the last
+   one that must be in it, ``reduce_retracing=True`` when a parameter blocks that, or
+   nothing; ``guarded_trace``: where the signature would narrow what the original
+   accepts beyond what the profile shows, the same specs seed one trace instead;
+   ``call_site_plan``: where no signature can be written, callers pass tensors;
+5. ``findings``: the AS2xx findings that say why the function retraced.
+"""
+
+from __future__ import annotations
+
+from autosig.infer.action import COVERS, MIN_CALLS_FOR_DEFAULTS, decide_action
+from autosig.infer.call_site_plan import plan_call_sites
+from autosig.infer.dimensions import decide_shapes
+from autosig.infer.distributed_inputs import plan_distributed
+from autosig.infer.findings import function_findings
+from autosig.infer.guarded_trace import choose as choose_guarded
+from autosig.infer.observations import InferOptions, observe
+from autosig.infer.plan import FunctionPlan, GuardedTrace, ParamPlan
+from autosig.infer.python_params import decide_python_params, tried_reason
+from autosig.infer.specs import render_spec
+from autosig.profile.format import FunctionRecord
+from autosig.source.discover import Source
+from autosig.source.hashing import source_hash_from_file_text
+from autosig.source.project_modules import ProjectModules
+
+STALE_REASON = "changed since it was profiled (re-run autosig profile)"
+
+
+SIGNED_REASON = "already has an input_signature"
+
+
+def plan_function(
+    record: FunctionRecord,
+    source: Source | None,
+    options: InferOptions,
+    modules: ProjectModules | None,
+) -> FunctionPlan:
+    base = {
+        "path": record.path or "",
+        "qualname": record.qualname,
+        "line": record.line,
+        "calls": record.calls,
+        "traces": record.traces,
+    }
+    where = record.path or "<unknown file>"
+    if source is None:
+        return FunctionPlan(
+            action="none", reasons=(f"the source of {where} is not available",), **base
+        )
+    if source.error is not None:
+        return FunctionPlan(action="none", reasons=(f"{where} {source.error}",), **base)
+    site = source.locate(record.qualname, record.line)
+    if site is None:
+        return FunctionPlan(
+            action="none",
+            reasons=(
+                f"no tf.function named {record.qualname} found in {where} "
+                "(moved, renamed or no longer a tf.function? re-run autosig profile)",
+            ),
+            **base,
+        )
+    base["line"] = site.site.line
+    first, last = source.lines_of(site)
+    if (
+        record.source_sha256
+        and source_hash_from_file_text(source.text, first, last) != record.source_sha256
+    ):
+        return FunctionPlan(action="none", reasons=(STALE_REASON,), stale=True, **base)
+    if site.site.has_input_signature:
+        return FunctionPlan(action="none", reasons=(SIGNED_REASON,), **base)
+
+    lines = source.site_lines(site)  # where a suppression comment counts (findings)
+
+    observed = observe(record, options)
+    results, once = observed.results, observed.once
+    if record.calls <= 1 or once is not None:
+        reason = "called once; nothing to fix" if record.calls <= 1 else str(once)
+        params = tuple(ParamPlan(r.info.name, None, r.evidence) for r in results)
+        return FunctionPlan(action="none", params=params, reasons=(reason,), **base)
+
+    short = frozenset()
+    if record.calls < MIN_CALLS_FOR_DEFAULTS and not record.signatures_dropped:
+        short = observed.python_ints
+    decide_python_params(source, site, results, modules, options.try_uncertain, record.probe, short)
+    tried_reasons = {r.info.name: tried_reason(r.info.name, r.tried) for r in results if r.tried}
+    policies = {r.info.name: r.relax for r in results}
+    shapes = decide_shapes(source, site, record, observed, policies, modules)
+    distributed = plan_distributed(source, site, record, results, shapes.use)
+    decision = decide_action(record, site, results, shapes)
+    action, reasons = decision.action, decision.reasons
+    guarded: GuardedTrace | None = None
+    choice = None
+    if options.guarded_trace:
+        choice = choose_guarded(record, source, site, results, decision, shapes)
+    if choice is not None and choice.guarded is not None:
+        guarded, action = choice.guarded, "guarded_trace"
+        for r in results:
+            r.spec = choice.specs.get(r.info.name)
+        own = set(decision.narrowing)  # the signature's words, not the guarded trace's
+        shown = ", ".join(f"{name}: {render_spec(spec)}" for name, spec in choice.specs.items())
+        reasons = [
+            f"guarded relaxed trace, not an input_signature: {guarded.why}; one trace of "
+            f"({shown}) {guarded.where}: calls that fit reuse it, every other call traces as "
+            "the original would (nothing rejected or cast)",
+            *(r for r in reasons if r not in own and not r.startswith(COVERS)),
+        ]
+    elif choice is not None and choice.kept:
+        reasons.append(f"kept the input_signature although {choice.kept}")
+    if distributed is not None:
+        reasons.append(distributed.reason)
+    call_sites, call_reasons = plan_call_sites(record, results, action)
+    reasons.extend(call_reasons)
+    params = tuple(
+        ParamPlan(r.info.name, r.spec if r.info.name in decision.signed else None, r.evidence)
+        for r in results
+    )
+    warnings: list[str] = []
+    tried = [r for r in results if r.tried and r.info.name in decision.signed]
+    if action == "guarded_trace" and choice is not None and choice.unsafe:
+        warnings.append(choice.unsafe)
+    if action == "guarded_trace" and shapes.proven:
+        reasons.append(
+            "shapes from the probe traces of the original code: " + "; ".join(shapes.proven)
+        )
+    if action == "signature":
+        reasons.extend(tried_reasons[r.info.name] for r in tried)
+        warnings.extend(r.warning for r in results if r.warning and r.info.name in decision.signed)
+        warnings.extend(shapes.warnings)
+        if shapes.relaxed:
+            reasons.append(
+                "None where no static read was found (batch, method or short-profile "
+                f"dimensions that never varied): {', '.join(shapes.relaxed)}"
+            )
+        reasons.extend(
+            r.probe_reason
+            for r in results
+            if r.probe_reason and r.info.name in decision.signed and r.spec is not None
+        )
+        if shapes.proven:
+            reasons.append(
+                "shapes from the probe traces of the original code: " + "; ".join(shapes.proven)
+            )
+    tensorized = {p.name for p in call_sites.params} if call_sites is not None else set()
+    if tensorized:
+        reasons.extend(
+            tried_reasons[r.info.name] for r in results if r.tried and r.info.name in tensorized
+        )
+        warnings.extend(r.warning for r in results if r.warning and r.info.name in tensorized)
+    if action not in ("none", "guarded_trace"):
+        warnings.extend(shapes.relaxed_warnings)
+    if (action != "none" or call_sites is not None) and shapes.random_reason:
+        warnings.append(shapes.random_reason)
+    if (action != "none" or call_sites is not None) and shapes.state_reason:
+        warnings.append(shapes.state_reason)
+    rewrites = tuple(shapes.rewrites) if action not in ("none", "guarded_trace") else ()
+    if rewrites:
+        reasons.append(
+            "static shape reads rewritten to tf.shape() so their dimensions can be None: "
+            + "; ".join(r.describe() for r in rewrites)
+        )
+    findings = function_findings(record, site, source, lines, results, action, reasons, tensorized)
+    return FunctionPlan(
+        action=action,
+        params=params,
+        reasons=tuple(reasons) + tuple(f"unsafe: {w}" for w in warnings),
+        blockers=tuple(decision.blockers),
+        findings=tuple(findings),
+        safety="unsafe" if warnings else "safe",
+        warnings=tuple(warnings),
+        tried=tuple(r.info.name for r in tried) if action == "signature" else (),
+        shape_rewrites=rewrites,
+        call_sites=call_sites,
+        guarded=guarded,
+        **base,
+    )
