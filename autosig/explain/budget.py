@@ -23,8 +23,8 @@ from typing import Any
 from autosig.errors import AutosigError
 from autosig.explain.advice import fix_plans
 from autosig.explain.retraces import Retrace, explain_function
+from autosig.infer.findings import suppressing_line
 from autosig.infer.plan import FunctionPlan
-from autosig.infer.planning import suppressing_line
 from autosig.profile.format import FunctionRecord, Profile
 from autosig.source.files import read_source
 from autosig.text import plural

@@ -10,6 +10,7 @@ runs, but its result is advice on what the caller can change, shown with AS201.
 from __future__ import annotations
 
 from collections.abc import Collection
+from dataclasses import replace
 
 from autosig.infer.observations import ONCE_REASON, Observed, ParamResult
 from autosig.infer.plan import Action, FunctionPlan, ParamPlan
@@ -23,8 +24,6 @@ from autosig.text import plural
 def function_findings(
     record: FunctionRecord,
     site: FunctionSite,
-    source: Source,
-    lines: list[int],
     results: list[ParamResult],
     action: Action,
     reasons: list[str],
@@ -32,8 +31,8 @@ def function_findings(
 ) -> list[Finding]:
     """The findings of an editable function whose plan is ``action`` for ``reasons``.
 
-    ``lines``: where a suppression comment counts (``Source.site_lines``);
     ``tensorized``: parameters its call sites will pass as tensors (a call-site plan).
+    The ``# autosig: ignore`` comments are honoured after (``honour_comments``).
     """
     path = record.path or ""
     line, col = site.site.line, site.site.col
@@ -78,7 +77,7 @@ def function_findings(
                 if count:
                     text += f", {plural(count, 'distinct instance')}: each new one is a new trace"
             add(code, text)
-    return _unsuppressed(out, source, lines)
+    return out
 
 
 def retrace_message(record: FunctionRecord, cause: str) -> str:
@@ -86,10 +85,68 @@ def retrace_message(record: FunctionRecord, cause: str) -> str:
     return f"{record.traces} traces for {plural(record.calls, 'call')}; main cause: {cause}"
 
 
-def _unsuppressed(findings: list[Finding], source: Source, lines: list[int]) -> list[Finding]:
-    assert source.wrapper is not None
-    suppressions = Suppressions.from_module(source.wrapper.module, source.text)
-    return [f for f in findings if not suppressions.is_suppressed(f.code, lines)]
+PLAN_CODE = "AS201"
+"""The code a profile-planned rewrite (signature, reduce_retracing) answers to."""
+
+
+def honour_comments(
+    entry: FunctionPlan, source: Source, lines: list[int], *, findings: bool = True
+) -> FunctionPlan:
+    """``entry`` with the ``# autosig: ignore`` comments of ``source`` honoured: the
+    findings they silence on ``lines`` (where a comment for the function counts:
+    ``Source.site_lines``, none when it was not found) dropped (unless not
+    ``findings``: library advice is kept whole), and ``suppressed_on`` set when one
+    covers the plan's own rewrite (AS201), as ``suppressing_line`` says."""
+    if source.wrapper is not None:
+        suppressions = Suppressions.from_module(source.wrapper.module, source.text)
+    else:  # it does not parse: its comments still count for the plan
+        try:
+            suppressions = Suppressions.from_text(source.text)
+        except Exception:  # noqa: BLE001 - unreadable comments suppress nothing
+            suppressions = Suppressions()
+    kept = entry.findings
+    if findings:
+        kept = tuple(f for f in kept if not suppressions.is_suppressed(f.code, lines))
+    where = None
+    for candidate in sorted({entry.line, *lines}):
+        if suppressions.is_suppressed(PLAN_CODE, [candidate]):
+            where = candidate
+            break
+    if kept == entry.findings and where is None:
+        return entry
+    return replace(entry, findings=kept, suppressed_on=where)
+
+
+def suppressing_line(
+    text: str, path: str, qualname: str, line: int, parsed: dict[str, Source] | None = None
+) -> int | None:
+    """The def/decorator line whose ignore comment covers ``qualname``'s profile fix.
+
+    A bare ``# autosig: ignore`` or one naming AS201 (or a prefix such as AS2) on the
+    ``def`` line, a decorator line or the ``tf.function(...)`` call silences the
+    rewrite that ``fix --profile`` would make, exactly as ``check`` and static ``fix``
+    honour it. None when nothing covers it (or the file does not parse).
+    ``parsed``: parses of this version of the files (path -> Source) to read and fill.
+    """
+    if "autosig" not in text:
+        return None
+    try:
+        suppressions = Suppressions.from_text(text)
+    except Exception:  # noqa: BLE001 - unreadable comments suppress nothing
+        return None
+    if not suppressions:
+        return None
+    source = parsed.get(path) if parsed is not None else None
+    if source is None:
+        source = Source.parse(text, path)
+        if parsed is not None:
+            parsed[path] = source
+    site = source.locate(qualname, line)
+    lines = {line, *(source.site_lines(site) if site is not None else ())}
+    for candidate in sorted(lines):
+        if suppressions.is_suppressed(PLAN_CODE, [candidate]):
+            return candidate
+    return None
 
 
 def main_cause(results: list[ParamResult]) -> str | None:

@@ -258,6 +258,9 @@ class FunctionPlan:
     """Variables created on the first call, and the optimizer.build(...) fix inserts."""
     guarded: GuardedTrace | None = None
     """With ``action == "guarded_trace"``: why and where."""
+    suppressed_on: int | None = None
+    """The line of the ``# autosig: ignore`` comment that covers this plan's rewrite
+    (AS201): ``fix`` leaves the function as it is (``planning.plan_fixes``)."""
 
     @property
     def signature_specs(self) -> list[SpecNode]:

@@ -15,8 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from autosig.infer.findings import library_plan
-from autosig.infer.observations import InferOptions, observe
+from autosig.infer.observations import InferOptions
 from autosig.infer.plan import FunctionPlan, Plan
 from autosig.infer.stages import plan_function
 from autosig.profile.format import FunctionRecord, Profile
@@ -42,17 +41,15 @@ def infer_plan(
     """Per file: the project modules its functions call into, parsed once for all of them."""
     plan = Plan()
     for record in profile.functions:
-        if not record.editable:
-            observed = observe(record, options)
-            plan.functions.append(library_plan(record, observed))
+        path = record.path or ""
+        text = sources.get(path)
+        if record.editable and (record.path is None or text is None):
             continue
-        if record.path is None or record.path not in sources:
-            continue
-        source = parsed.get(record.path)
-        if source is None:
-            source = parsed[record.path] = Source.parse(sources[record.path], record.path)
-            modules[record.path] = ProjectModules.of_profiled(options.root, record.path)
-        plan.functions.append(plan_function(record, source, options, modules[record.path]))
+        source = parsed.get(path) if text is not None else None
+        if text is not None and source is None:
+            source = parsed[path] = Source.parse(text, path)
+            modules[path] = ProjectModules.of_profiled(options.root, record.path)
+        plan.functions.append(plan_function(record, source, options, modules.get(path)))
     return plan
 
 
@@ -60,9 +57,6 @@ def infer_function(
     record: FunctionRecord, source_text: str | None, options: InferOptions
 ) -> FunctionPlan:
     """The plan of one function given the current text of its file (None: not available)."""
-    if not record.editable:
-        observed = observe(record, options)
-        return library_plan(record, observed)
     source = None if source_text is None else Source.parse(source_text, record.path or "")
     modules = ProjectModules.of_profiled(options.root, record.path)
     return plan_function(record, source, options, modules)

@@ -17,7 +17,6 @@ from autosig.infer.planner import infer_plan
 from autosig.profile.format import Profile
 from autosig.source.codes import selected_codes
 from autosig.source.discover import Source
-from autosig.source.suppress import Suppressions
 
 
 def plan_fixes(profile: Profile, sources: Mapping[str, str], options: InferOptions) -> Plan:
@@ -25,12 +24,13 @@ def plan_fixes(profile: Profile, sources: Mapping[str, str], options: InferOptio
     -> current text): inference's plan, with ``optimizer.build(...)`` where the first
     call created variables, and ``# autosig: ignore`` comments honoured.
 
-    Each file is parsed once (for this text): the three steps share ``parsed``.
+    Each file is parsed once (for this text): ``infer_plan`` parses it and decides the
+    suppressions (``suppressed_on``), ``with_builds`` reads the same parses.
     """
     parsed: dict[str, Source] = {}
     plan = infer_plan(profile, sources, options, parsed)
     plan = with_builds(plan, profile, sources, parsed)
-    return honour_plan_suppressions(plan, sources, parsed)
+    return honour_plan_suppressions(plan)
 
 
 def selected_profile_codes(
@@ -54,64 +54,13 @@ def keep_codes(plan: Plan, profile_codes: set[str]) -> Plan | None:
     )
 
 
-PLAN_CODE = "AS201"
-"""The code a profile-planned rewrite (signature, reduce_retracing) answers to."""
-
-
-def suppressing_line(
-    text: str, path: str, qualname: str, line: int, parsed: dict[str, Source] | None = None
-) -> int | None:
-    """The def/decorator line whose ignore comment covers ``qualname``'s profile fix.
-
-    A bare ``# autosig: ignore`` or one naming AS201 (or a prefix such as AS2) on the
-    ``def`` line, a decorator line or the ``tf.function(...)`` call silences the
-    rewrite that ``fix --profile`` would make, exactly as ``check`` and static ``fix``
-    honour it. None when nothing covers it (or the file does not parse).
-    ``parsed``: parses of this version of the files (path -> Source) to read and fill.
-    """
-    if "autosig" not in text:
-        return None
-    try:
-        suppressions = Suppressions.from_text(text)
-    except Exception:  # noqa: BLE001 - unreadable comments suppress nothing
-        return None
-    if not suppressions:
-        return None
-    source = parsed.get(path) if parsed is not None else None
-    if source is None:
-        source = Source.parse(text, path)
-        if parsed is not None:
-            parsed[path] = source
-    site = source.locate(qualname, line)
-    lines = {line, *(source.site_lines(site) if site is not None else ())}
-    for candidate in sorted(lines):
-        if suppressions.is_suppressed(PLAN_CODE, [candidate]):
-            return candidate
-    return None
-
-
-def honour_plan_suppressions(
-    plan: Plan, sources: Mapping[str, str], parsed: dict[str, Source] | None = None
-) -> Plan:
-    """``plan`` with every suppressed function's entry turned into "leave it as it is".
-
-    ``sources`` maps the plan's paths to the current text. Used wherever a plan is
-    consumed (``fix --profile``, ``explain``), so a suppression means the same there
-    as in ``check``. ``parsed``: the files' parses so far (path -> Source).
-    """
-    parsed = {} if parsed is None else parsed
-    out = []
-    for entry in plan.functions:
-        text = sources.get(entry.path)
-        where = (
-            suppressing_line(text, entry.path, entry.qualname, entry.line, parsed)
-            if text is not None
-            else None
-        )
-        if where is None:
-            out.append(entry)
-            continue
-        out.append(
+def honour_plan_suppressions(plan: Plan) -> Plan:
+    """``plan`` with every function an ignore comment covers (``suppressed_on``, decided
+    with the findings' suppression: ``findings.honour_comments``) turned into "leave it
+    as it is", so a suppression means the same in ``fix --profile`` and ``explain`` as
+    in ``check``."""
+    return Plan(
+        [
             replace(
                 entry,
                 action="none",
@@ -119,12 +68,15 @@ def honour_plan_suppressions(
                 findings=(),
                 stale=False,
                 build_first=None,
-                reasons=(f"suppressed by '# autosig: ignore' on line {where}",),
+                reasons=(f"suppressed by '# autosig: ignore' on line {entry.suppressed_on}",),
                 blockers=(),
                 call_sites=None,  # its callers are left as they are too
             )
-        )
-    return Plan(out)
+            if entry.suppressed_on is not None
+            else entry
+            for entry in plan.functions
+        ]
+    )
 
 
 PROFILE_CODES_OFF = "the profile rules (AS2xx) are not selected in the config"

@@ -26,7 +26,7 @@ from autosig.infer.action import COVERS, MIN_CALLS_FOR_DEFAULTS, decide_action
 from autosig.infer.call_site_plan import plan_call_sites
 from autosig.infer.dimensions import decide_shapes
 from autosig.infer.distributed_inputs import plan_distributed
-from autosig.infer.findings import function_findings
+from autosig.infer.findings import function_findings, honour_comments, library_plan
 from autosig.infer.guarded_trace import choose as choose_guarded
 from autosig.infer.observations import InferOptions, observe
 from autosig.infer.plan import FunctionPlan, GuardedTrace, ParamPlan
@@ -49,6 +49,30 @@ def plan_function(
     options: InferOptions,
     modules: ProjectModules | None,
 ) -> FunctionPlan:
+    """The plan of the function ``record`` describes, in the current ``source`` of its
+    file (None: not available), with its ``# autosig: ignore`` comments honoured
+    (``findings.honour_comments``: the findings they silence, the plan's ignore line)."""
+    entry, lines = _plan(record, source, options, modules)
+    if source is None:
+        return entry
+    return honour_comments(entry, source, lines, findings=record.editable)
+
+
+def _plan(
+    record: FunctionRecord,
+    source: Source | None,
+    options: InferOptions,
+    modules: ProjectModules | None,
+) -> tuple[FunctionPlan, list[int]]:
+    """The checks and the stages: the plan, and the lines where a suppression comment
+    for the function counts (none when it is not found)."""
+    if not record.editable:  # library code: advice from the observations alone
+        observed = observe(record, options)
+        entry = library_plan(record, observed)
+        found = None
+        if source is not None:  # a library file among the sources: its comments count too
+            found = source.locate(record.qualname, record.line)
+        return entry, source.site_lines(found) if source is not None and found else []
     base = {
         "path": record.path or "",
         "qualname": record.qualname,
@@ -58,39 +82,34 @@ def plan_function(
     }
     where = record.path or "<unknown file>"
     if source is None:
-        return FunctionPlan(
-            action="none", reasons=(f"the source of {where} is not available",), **base
-        )
+        reasons = (f"the source of {where} is not available",)
+        return FunctionPlan(action="none", reasons=reasons, **base), []
     if source.error is not None:
-        return FunctionPlan(action="none", reasons=(f"{where} {source.error}",), **base)
+        return FunctionPlan(action="none", reasons=(f"{where} {source.error}",), **base), []
     site = source.locate(record.qualname, record.line)
     if site is None:
-        return FunctionPlan(
-            action="none",
-            reasons=(
-                f"no tf.function named {record.qualname} found in {where} "
-                "(moved, renamed or no longer a tf.function? re-run autosig profile)",
-            ),
-            **base,
+        reasons = (
+            f"no tf.function named {record.qualname} found in {where} "
+            "(moved, renamed or no longer a tf.function? re-run autosig profile)",
         )
+        return FunctionPlan(action="none", reasons=reasons, **base), []
     base["line"] = site.site.line
     first, last = source.lines_of(site)
+    lines = source.site_lines(site)
     if (
         record.source_sha256
         and source_hash_from_file_text(source.text, first, last) != record.source_sha256
     ):
-        return FunctionPlan(action="none", reasons=(STALE_REASON,), stale=True, **base)
+        return FunctionPlan(action="none", reasons=(STALE_REASON,), stale=True, **base), lines
     if site.site.has_input_signature:
-        return FunctionPlan(action="none", reasons=(SIGNED_REASON,), **base)
-
-    lines = source.site_lines(site)  # where a suppression comment counts (findings)
+        return FunctionPlan(action="none", reasons=(SIGNED_REASON,), **base), lines
 
     observed = observe(record, options)
     results, once = observed.results, observed.once
     if record.calls <= 1 or once is not None:
         reason = "called once; nothing to fix" if record.calls <= 1 else str(once)
         params = tuple(ParamPlan(r.info.name, None, r.evidence) for r in results)
-        return FunctionPlan(action="none", params=params, reasons=(reason,), **base)
+        return FunctionPlan(action="none", params=params, reasons=(reason,), **base), lines
 
     short = frozenset()
     if record.calls < MIN_CALLS_FOR_DEFAULTS and not record.signatures_dropped:
@@ -172,8 +191,8 @@ def plan_function(
             "static shape reads rewritten to tf.shape() so their dimensions can be None: "
             + "; ".join(r.describe() for r in rewrites)
         )
-    findings = function_findings(record, site, source, lines, results, action, reasons, tensorized)
-    return FunctionPlan(
+    findings = function_findings(record, site, results, action, reasons, tensorized)
+    entry = FunctionPlan(
         action=action,
         params=params,
         reasons=tuple(reasons) + tuple(f"unsafe: {w}" for w in warnings),
@@ -187,3 +206,4 @@ def plan_function(
         guarded=guarded,
         **base,
     )
+    return entry, lines
