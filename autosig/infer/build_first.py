@@ -59,26 +59,18 @@ def variable_creation_retraces(record: FunctionRecord) -> tuple[int, bool]:
     return repeated, complete and others == 0
 
 
-def with_builds(
-    plan: Plan,
-    profile: Profile,
-    sources: Mapping[str, str],
-    parsed: dict[str, Source] | None = None,
-) -> Plan:
+def with_builds(plan: Plan, profile: Profile, parsed: Mapping[str, Source]) -> Plan:
     """``plan`` with what fix does about variables created on the first call, for every
-    function of ``profile`` whose profile shows them (``sources``: path -> text;
-    ``parsed``: their parses so far, path -> Source, filled here)."""
-    parsed = {} if parsed is None else parsed
+    function of ``profile`` whose profile shows them (``parsed``: the parses of the
+    files ``infer_plan`` made the plan from, path -> Source: a function whose file is
+    not among them is left as it is)."""
     out: list[FunctionPlan] = []
     for entry in plan.functions:
         record = _record_of(profile, entry)
-        text = sources.get(entry.path)
-        if record is None or text is None or not variable_creation_retraces(record)[0]:
+        source = parsed.get(entry.path)
+        if record is None or source is None or not variable_creation_retraces(record)[0]:
             out.append(entry)
             continue
-        source = parsed.get(entry.path)
-        if source is None:
-            source = parsed[entry.path] = Source.parse(text, entry.path)
         out.append(with_build_first(entry, record, source, profile.tensorflow_version))
     return Plan(out)
 

@@ -34,9 +34,8 @@ import libcst as cst
 
 from autosig.analysis.dataset_elements import dataset_of_calls
 from autosig.analysis.shape_reads import ShapeUse
-from autosig.infer.observations import ParamResult
+from autosig.infer.observations import Observed, ParamResult
 from autosig.infer.specs import ElementSpecNode
-from autosig.profile.describe_distributed import distributed_params
 from autosig.profile.format import FunctionRecord
 from autosig.source.discover import FunctionSite, Source
 
@@ -63,20 +62,22 @@ def plan_distributed(
     source: Source,
     site: FunctionSite,
     record: FunctionRecord,
-    results: list[ParamResult],
+    observed: Observed,
     use: ShapeUse,
 ) -> DistributedInput | None:
-    """Give the distributed parameter ``D.element_spec`` when safe (``results`` updated)."""
-    params = distributed_params(record)
-    if not params:
+    """Give the distributed parameter ``D.element_spec`` when safe (``observed.results``
+    updated; ``observed.distributed``: the parameters that took distributed values)."""
+    if not observed.distributed:
         return None
-    name = params[0]
+    name, results = observed.distributed[0], observed.results
+    other = _other_blockers(record, site, results, name)
+    reads = _shape_reads(use, name)
     assert source.wrapper is not None
     dataset, why_not = dataset_of_calls(source.wrapper, site)
     if why_not is None:
-        why_not = _other_blockers(record, site, results, name)
+        why_not = other
     if why_not is None:
-        why_not = _shape_reads(use, name)
+        why_not = reads
     if why_not is None:
         assert dataset is not None
         for r in results:

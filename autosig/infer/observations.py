@@ -59,6 +59,7 @@ from autosig.infer.specs import (
     varying_dimensions,
     varying_text,
 )
+from autosig.profile.describe_distributed import distributed_params
 from autosig.profile.format import (
     MAX_PYTHON_VALUES,
     TENSOR_KINDS,
@@ -782,6 +783,8 @@ class Observed:
     """Parameter -> place inside it -> the shapes seen there (``tensor_shapes``)."""
     containers: frozenset[str]
     """Parameters that were a tuple, list or dict in every recorded call."""
+    distributed: list[str]
+    """Parameters that took tf.distribute values (``distributed_params``)."""
     numpy_float64: frozenset[str]
     """Parameters passed a NumPy float64 array (read for library functions only)."""
 
@@ -805,7 +808,7 @@ def observe(record: FunctionRecord, options: InferOptions) -> Observed:
             for _, leaf in leaves(value)
             if leaf.get("kind") == "numpy" and leaf.get("dtype") == "float64"
         )
-    return Observed(results, once, ints, shapes, containers, float64)
+    return Observed(results, once, ints, shapes, containers, distributed_params(record), float64)
 
 
 def tensor_shapes(record: FunctionRecord) -> dict[str, dict[str, set[Any]]]:

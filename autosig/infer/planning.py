@@ -29,7 +29,7 @@ def plan_fixes(profile: Profile, sources: Mapping[str, str], options: InferOptio
     """
     parsed: dict[str, Source] = {}
     plan = infer_plan(profile, sources, options, parsed)
-    plan = with_builds(plan, profile, sources, parsed)
+    plan = with_builds(plan, profile, parsed)
     return honour_plan_suppressions(plan)
 
 

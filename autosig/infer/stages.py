@@ -118,7 +118,7 @@ def _plan(
     tried_reasons = {r.info.name: tried_reason(r.info.name, r.tried) for r in results if r.tried}
     policies = {r.info.name: r.relax for r in results}
     shapes = decide_shapes(source, site, record, observed, policies, modules)
-    distributed = plan_distributed(source, site, record, results, shapes.use)
+    distributed = plan_distributed(source, site, record, observed, shapes.use)
     decision = decide_action(record, site, results, shapes)
     action, reasons = decision.action, decision.reasons
     guarded: GuardedTrace | None = None
