@@ -15,10 +15,12 @@ The modules, in the order the data flows:
 - ``specs``: planned TypeSpecs as data, TensorFlow's supertype and acceptance rules on
   them, their source text, and how shapes and values read in words.
 - ``plan``: the plan as data (``Plan``, ``FunctionPlan``, ``ParamPlan``, ``Blocker``).
-- ``observations``: recorded calls -> what each parameter allows (``InferOptions``).
+- ``observations``: recorded calls -> what each parameter allows (``InferOptions``);
+  ``observe``, the first stage: a record's facts read once (``Observed``).
 - ``python_params``, ``dimensions`` (with ``shape_rewrites`` and ``size_arguments``),
-  ``distributed_inputs``, ``action``, ``call_site_plan``, ``findings``: the planner's
-  steps, in its order.
+  ``distributed_inputs``, ``action``, ``call_site_plan``, ``findings``: the stages
+  after it, in their order (``findings.honour_comments`` last).
+- ``stages``: one function's chain: the source checks, then the stages in order.
 - ``planner``: the entry points ``infer_plan`` and ``infer_function``.
 - ``build_first``: variables created on the first call, and the model builds and
   ``optimizer.build`` that remove those retraces.

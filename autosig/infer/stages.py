@@ -1,11 +1,13 @@
-"""The planner's stages for a function found in its source, in the order they run.
+"""One profiled function's plan: the source checks, then the stages in the order they run.
 
-``planner`` checks the source first (available, the function still there, unchanged
-since profiling, not already signed); then each stage takes what the one before it
-made and narrows the same ``ParamResult`` list:
+The checks come first, in the order a user would want them explained (the source
+available, the function still there, unchanged since profiling, not already signed);
+library code (not editable) gets advice from its observations instead. Then each
+stage takes what the one before it made and narrows the same ``ParamResult`` list:
 
 1. ``observations.observe``: what the profile shows, read from the record once
-   (``Observed``: each parameter's ``ParamResult``, traced once?, Python ints);
+   (``Observed``: each parameter's ``ParamResult``, traced once?, Python ints, the
+   tensor shapes seen, the distributed parameters);
 2. ``python_params``: which Python numbers may become scalar tensors (the Python-value
    analysis, ``analysis/python_values.py``);
 3. ``dimensions``: which dimensions a signature may leave free or must pin (the
@@ -17,7 +19,9 @@ made and narrows the same ``ParamResult`` list:
    nothing; ``guarded_trace``: where the signature would narrow what the original
    accepts beyond what the profile shows, the same specs seed one trace instead;
    ``call_site_plan``: where no signature can be written, callers pass tensors;
-5. ``findings``: the AS2xx findings that say why the function retraced.
+5. ``findings``: the AS2xx findings that say why the function retraced, then, for
+   every function whatever step it stopped at, ``honour_comments``: the
+   ``# autosig: ignore`` comments (the findings they silence, ``suppressed_on``).
 """
 
 from __future__ import annotations
