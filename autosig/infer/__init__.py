@@ -21,6 +21,7 @@ The modules, in the order the data flows:
   ``distributed_inputs``, ``action``, ``call_site_plan``, ``findings``: the stages
   after it, in their order (``findings.honour_comments`` last).
 - ``stages``: one function's chain: the source checks, then the stages in order.
+- ``library``: library code's advice (it cannot be edited).
 - ``planner``: the entry points ``infer_plan`` and ``infer_function``.
 - ``build_first``: variables created on the first call, and the model builds and
   ``optimizer.build`` that remove those retraces.

@@ -1,10 +1,10 @@
-"""What autosig reports about a profiled function: its AS2xx findings, or library advice.
+"""What autosig reports about an editable profiled function: its AS2xx findings.
 
-An editable function's findings say why it retraced (AS201, with the cause that varied
-most), which Python numbers varied and what the plan does with them (AS202), and what
-the observations found (AS203, AS204); ``# autosig: ignore`` comments are honoured.
-Keras ``train_step`` and the like are not editable: the same per-parameter analysis
-runs, but its result is advice on what the caller can change, shown with AS201.
+They say why it retraced (AS201, with the cause that varied most), which Python
+numbers varied and what the plan does with them (AS202), and what the observations
+found (AS203, AS204). The last stage of every function's plan, ``honour_comments``,
+honours the ``# autosig: ignore`` comments: the findings they silence, and whether one
+covers the plan's own rewrite (``suppressed_on``). Library code's advice: ``library``.
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Collection
 from dataclasses import replace
 
-from autosig.infer.observations import ONCE_REASON, Observed, ParamResult
-from autosig.infer.plan import Action, FunctionPlan, ParamPlan
+from autosig.infer.observations import Observed, retrace_message
+from autosig.infer.plan import Action, FunctionPlan
 from autosig.profile.format import FunctionRecord
 from autosig.source.discover import FunctionSite, Source
 from autosig.source.sites import Finding
@@ -24,7 +24,7 @@ from autosig.text import plural
 def function_findings(
     record: FunctionRecord,
     site: FunctionSite,
-    results: list[ParamResult],
+    observed: Observed,
     action: Action,
     reasons: list[str],
     tensorized: Collection[str] = (),
@@ -36,6 +36,7 @@ def function_findings(
     """
     path = record.path or ""
     line, col = site.site.line, site.site.col
+    results = observed.results
     fixable = action in ("signature", "guarded_trace", "reduce_retracing") or bool(tensorized)
     out: list[Finding] = []
 
@@ -54,7 +55,7 @@ def function_findings(
         )
 
     if record.traces > 1:
-        add("AS201", retrace_message(record, main_cause(results) or reasons[0]))
+        add("AS201", retrace_message(record, observed.main_cause or reasons[0]))
     for r in results:
         python = r.leaf.python
         if python is not None and python.varied:
@@ -78,11 +79,6 @@ def function_findings(
                     text += f", {plural(count, 'distinct instance')}: each new one is a new trace"
             add(code, text)
     return out
-
-
-def retrace_message(record: FunctionRecord, cause: str) -> str:
-    """AS201's message: ``5 traces for 12 calls; main cause: ...``."""
-    return f"{record.traces} traces for {plural(record.calls, 'call')}; main cause: {cause}"
 
 
 PLAN_CODE = "AS201"
@@ -147,66 +143,3 @@ def suppressing_line(
         if suppressions.is_suppressed(PLAN_CODE, [candidate]):
             return candidate
     return None
-
-
-def main_cause(results: list[ParamResult]) -> str | None:
-    """The cause of the parameter that took the most distinct forms (None: no cause known)."""
-    causes = [(r.leaf.variety, r.leaf.cause) for r in results if r.leaf.cause]
-    if not causes:
-        return None
-    causes.sort(key=lambda c: -c[0])
-    text = str(causes[0][1])
-    if len(causes) > 1:
-        text += f" (and {len(causes) - 1} more)"
-    return text
-
-
-def library_plan(record: FunctionRecord, observed: Observed) -> FunctionPlan:
-    """Library code cannot be edited: say what the caller can change instead
-    (``observed``: the observation stage's facts about ``record``)."""
-    results = observed.results
-    advice: list[str] = []
-    for r in results:
-        if 0 in r.leaf.dims:
-            advice.append(
-                "feed one batch size: dataset.batch(n, drop_remainder=True) with a single n, "
-                "or drop_remainder=False so the batch dimension is None"
-            )
-        if r.leaf.rank_varies or r.leaf.dims - {0}:
-            advice.append("pad inputs to fixed shapes (padded_batch or bucketing)")
-        for code, _ in r.leaf.findings:
-            if code == "AS203":
-                advice.append("cast inputs to one dtype (float32) before passing them")
-        if r.leaf.python is not None and r.leaf.python.varied:
-            advice.append(f"pass `{r.info.name}` as a tensor instead of a Python number")
-        if r.info.name in observed.numpy_float64:
-            advice.append("cast inputs to float32 (NumPy float64 arrays become float64 graphs)")
-    if record.traces <= max(1, record.instances):
-        advice = [ONCE_REASON]
-    advice = list(dict.fromkeys(advice)) or ["nothing autosig can change in library code"]
-    where = f"{record.path}:{record.line}" if record.path else record.qualname
-    reason = f"library function ({where}), not editable: " + "; ".join(advice)
-    findings: list[Finding] = []
-    if record.traces > 1:
-        cause = main_cause(results) or "see autosig explain"
-        findings.append(
-            Finding(
-                path=record.path or "<library>",
-                line=record.line,
-                col=1,
-                code="AS201",
-                message=f"{retrace_message(record, cause)}; {'; '.join(advice)}",
-                function=record.qualname,
-            )
-        )
-    return FunctionPlan(
-        path=record.path or "",
-        qualname=record.qualname,
-        line=record.line,
-        action="none",
-        params=tuple(ParamPlan(r.info.name, None, r.evidence) for r in results),
-        reasons=(reason,),
-        findings=tuple(findings),
-        calls=record.calls,
-        traces=record.traces,
-    )

@@ -19,7 +19,8 @@ small files; together they read top-down in the order the data flows:
 - objects TensorFlow traces by their TypeSpec (tf.data iterators);
 - the parameter: its kind, its default, the user's shape policy (``InferOptions``).
 - the whole function: traced once per instance or process (``traced_once``), the
-  cause that varied most (``main_cause``), NumPy float64 inputs.
+  cause that varied most (``main_cause``, AS201's ``retrace_message``), NumPy float64
+  inputs; ``observe``, the planner's first stage, gathers these facts once.
 """
 
 from __future__ import annotations
@@ -787,12 +788,15 @@ class Observed:
     """Parameters that took tf.distribute values (``distributed_params``)."""
     numpy_float64: frozenset[str]
     """Parameters passed a NumPy float64 array (read for library functions only)."""
+    main_cause: str | None
+    """The cause that varied most (``main_cause``), None: no cause known."""
 
 
 def observe(record: FunctionRecord, options: InferOptions) -> Observed:
     """The observation stage: each parameter's ``ParamResult`` and the function's facts."""
     once, ints = traced_once(record), python_ints_only(record)
     results = [analyze_param(record, info, options) for info in record.params]
+    cause = main_cause(results)
     shapes = tensor_shapes(record)
     containers = frozenset(
         name
@@ -808,7 +812,8 @@ def observe(record: FunctionRecord, options: InferOptions) -> Observed:
             for _, leaf in leaves(value)
             if leaf.get("kind") == "numpy" and leaf.get("dtype") == "float64"
         )
-    return Observed(results, once, ints, shapes, containers, distributed_params(record), float64)
+    distributed = distributed_params(record)
+    return Observed(results, once, ints, shapes, containers, distributed, float64, cause)
 
 
 def tensor_shapes(record: FunctionRecord) -> dict[str, dict[str, set[Any]]]:
@@ -822,3 +827,20 @@ def tensor_shapes(record: FunctionRecord) -> dict[str, dict[str, set[Any]]]:
                     shape = None if shape is None else tuple(shape)
                     out.setdefault(name, {}).setdefault(path, set()).add(shape)
     return out
+
+
+def main_cause(results: list[ParamResult]) -> str | None:
+    """The cause of the parameter that took the most distinct forms (None: no cause known)."""
+    causes = [(r.leaf.variety, r.leaf.cause) for r in results if r.leaf.cause]
+    if not causes:
+        return None
+    causes.sort(key=lambda c: -c[0])
+    text = str(causes[0][1])
+    if len(causes) > 1:
+        text += f" (and {len(causes) - 1} more)"
+    return text
+
+
+def retrace_message(record: FunctionRecord, cause: str) -> str:
+    """AS201's message: ``5 traces for 12 calls; main cause: ...``."""
+    return f"{record.traces} traces for {plural(record.calls, 'call')}; main cause: {cause}"

@@ -30,8 +30,9 @@ from autosig.infer.action import COVERS, MIN_CALLS_FOR_DEFAULTS, decide_action
 from autosig.infer.call_site_plan import plan_call_sites
 from autosig.infer.dimensions import decide_shapes
 from autosig.infer.distributed_inputs import plan_distributed
-from autosig.infer.findings import function_findings, honour_comments, library_plan
+from autosig.infer.findings import function_findings, honour_comments
 from autosig.infer.guarded_trace import choose as choose_guarded
+from autosig.infer.library import library_plan
 from autosig.infer.observations import InferOptions, observe
 from autosig.infer.plan import FunctionPlan, GuardedTrace, ParamPlan
 from autosig.infer.python_params import decide_python_params, tried_reason
@@ -195,7 +196,7 @@ def _plan(
             "static shape reads rewritten to tf.shape() so their dimensions can be None: "
             + "; ".join(r.describe() for r in rewrites)
         )
-    findings = function_findings(record, site, results, action, reasons, tensorized)
+    findings = function_findings(record, site, observed, action, reasons, tensorized)
     entry = FunctionPlan(
         action=action,
         params=params,
