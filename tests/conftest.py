@@ -72,6 +72,18 @@ def tf_forks() -> Iterator[object]:
         server.close()
 
 
+@pytest.fixture
+def forked_python(tf_forks: Any, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """A ``python`` (argv) for the workload autosig profiles or verifies in this test:
+    its program runs as a fork of ``tf_forks`` (``tests/tf_fork_python.py``), with
+    autosig's bootstrap started in it from the environment autosig gives it, instead of
+    a new process importing TensorFlow (about 3.5 s of CPU each). For tests of what
+    autosig finds in a run, not of how a user's command starts (``test_golden``'s
+    ``REAL_START`` cases, ``test_profile_runner`` and ``test_readme`` start ``python``)."""
+    monkeypatch.setenv("AUTOSIG_TEST_FORK_SOCKET", str(tf_forks.socket))
+    return tf_forks.launcher()
+
+
 @pytest.fixture(autouse=True)
 def _own_result_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch):
     """Each test gets a result cache of its own (``check`` keeps one by default), so no

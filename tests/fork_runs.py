@@ -6,7 +6,10 @@
 from a fork of a process that already imported TensorFlow, so it skips the ~3.5 s of
 CPU that import costs. Programs that are autosig itself (``autosig profile``,
 ``verify``) never run here: they are what the tests test, so they start as a user
-starts them. One server per test process (a session fixture in ``conftest.py``).
+starts them. The programs *they* run can: ``launcher()`` is a ``python`` for the
+command autosig profiles or verifies (``tests/tf_fork_python.py``), whose program then
+runs as a fork too, with autosig's recorder started in it as in a new process. One
+server per test process (a session fixture in ``conftest.py``).
 """
 
 from __future__ import annotations
@@ -21,6 +24,8 @@ import time
 from pathlib import Path
 
 SERVER = Path(__file__).with_name("tf_fork_server.py")
+LAUNCHER = Path(__file__).with_name("tf_fork_python.py")
+ENV_SOCKET = "AUTOSIG_TEST_FORK_SOCKET"
 CHECKOUT = Path(__file__).resolve().parent.parent
 
 
@@ -84,8 +89,9 @@ class ForkServer:
     def __init__(self, env: dict[str, str]) -> None:
         self.env = dict(env)
         self.folder = Path(tempfile.mkdtemp(prefix="autosig-forks-"))
+        self.socket = self.folder / "launch.sock"
         self.proc = subprocess.Popen(
-            [sys.executable, str(SERVER)],
+            [sys.executable, str(SERVER), "--listen", str(self.socket)],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,
@@ -96,6 +102,15 @@ class ForkServer:
         if not ready.startswith('{"ready"'):
             raise RuntimeError(f"the TensorFlow fork server did not start: {ready!r}")
         self.count = 0
+
+    def launcher(self) -> list[str]:
+        """A ``python`` (argv) whose ``SCRIPT ARGS...`` or ``-m MODULE ARGS...`` run as a
+        fork of this server, for a command autosig runs: give autosig ``launch_env``."""
+        return [sys.executable, "-E", "-S", str(LAUNCHER)]
+
+    def launch_env(self, env: dict[str, str]) -> dict[str, str]:
+        """``env`` with this server's socket, which ``launcher()`` connects to."""
+        return {**env, ENV_SOCKET: str(self.socket)}
 
     def start(self, args: list[str], cwd: Path, env: dict[str, str] | None = None) -> ForkedRun:
         """Start ``python SCRIPT ARGS...`` (``args`` without the interpreter) in ``cwd``."""

@@ -18,6 +18,15 @@ import pytest
 
 pytestmark = pytest.mark.tf
 
+PYTHON = [sys.executable]
+"""``python`` for the workloads: each test's is a fork of the worker's TensorFlow import
+(``forked_python``); what is tested is verify's verdict, not how the program starts."""
+
+
+@pytest.fixture(autouse=True)
+def _workloads_forked(forked_python: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sys.modules[__name__], "PYTHON", forked_python)
+
 
 def _verify(
     project: Path,
@@ -40,7 +49,7 @@ def _verify(
         root=project.resolve(), originals={"model.py": original}, texts={"model.py": rewritten}
     )
     settings = VerifySettings(xla=xla, xla_baseline=xla_baseline, device="cpu")
-    report, _ = verify_candidate([sys.executable, "driver.py"], candidate, settings)
+    report, _ = verify_candidate([*PYTHON, "driver.py"], candidate, settings)
     assert (project / "model.py").read_text() == original  # nothing written
     return report
 
@@ -331,7 +340,7 @@ def test_fix_verify_keeps_the_good_change_of_a_file_whose_other_change_fails(
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("TF_CPP_MIN_LOG_LEVEL", "2")
     out = tmp_path / ".autosig" / "profile.json"
-    assert run_recorded([sys.executable, "driver.py"], out) == 0
+    assert run_recorded([*PYTHON, "driver.py"], out) == 0
     profile = load_profile(out)
     plan = Plan(
         [
@@ -420,7 +429,7 @@ def test_second_verify_reuses_the_stored_original_run_until_the_source_changes(
     candidate = Candidate(
         root=tmp_path.resolve(), originals={"model.py": BRANCH}, texts={"model.py": rewritten}
     )
-    cmd = [sys.executable, "driver.py"]
+    cmd = [*PYTHON, "driver.py"]
     again, _ = verify_candidate(cmd, candidate, VerifySettings(xla=False, device="cpu"))
     assert any("original (graph): reused" in note for note in again.notes), again.notes
     assert [f.status for f in again.functions] == [f.status for f in first.functions]

@@ -18,6 +18,16 @@ stdin closes, so their CPU time counts as the server's children's (``time`` on t
 test run sees it, as it sees subprocesses'); it never runs a thread of its own, so
 forking it stays safe.
 
+Launched commands (``python tests/tf_fork_server.py --listen SOCKET``): a command that
+autosig runs (``autosig profile -- python tests/tf_fork_python.py driver.py``) connects
+to the unix socket SOCKET (``tests/tf_fork_python.py``) and sends its argv, cwd and
+environment with its stdin, stdout and stderr (``SCM_RIGHTS``). The server forks a child
+that starts as ``python`` starts under that environment: ``sys.argv``, ``sys.path``
+from ``$PYTHONPATH``, the ``sitecustomize`` found there (autosig's recorder bootstrap),
+then the script or ``-m`` module. The server answers ``{"pid": N}``, and
+``{"exit": STATUS}`` (negative: killed by that signal) when the child ends; when the
+connection closes first (the launcher was killed), it kills the child.
+
 Used through ``ForkServer`` in ``tests/fork_runs.py``; ``python tests/tf_fork_server.py``
 is the server.
 """
@@ -28,8 +38,13 @@ import json
 import os
 import sys
 
+SERVER_PYTHONPATH = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+"""The server's own ``$PYTHONPATH`` (a launched child takes its request's instead)."""
 
-def _child(request: dict) -> None:
+
+def _child(request: dict, stdio: list[int] | None = None) -> None:
+    """Run the request's program in this fork; ``stdio``: the launcher's fds 0, 1, 2
+    (a launched command), else the request's output files (a ``ForkServer.start``)."""
     import atexit
     import runpy
     import traceback
@@ -42,18 +57,29 @@ def _child(request: dict) -> None:
         import tempfile
 
         tempfile.tempdir = None  # found again from the request's TMPDIR
-        out = os.open(request["stdout"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-        err = os.open(request["stderr"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-        os.dup2(out, 1)
-        os.dup2(err, 2)
-        null = os.open(os.devnull, os.O_RDONLY)
-        os.dup2(null, 0)
+        if stdio is None:
+            out = os.open(request["stdout"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+            err = os.open(request["stderr"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+            null = os.open(os.devnull, os.O_RDONLY)
+            stdio = [null, out, err]
+        for target, fd in enumerate(stdio):
+            os.dup2(fd, target)
+        for fd in set(stdio) - {0, 1, 2}:
+            os.close(fd)
+        sys.stdin = open(0, closefd=False)  # noqa: SIM115
         sys.stdout = open(1, "w", buffering=1, closefd=False)  # noqa: SIM115
         sys.stderr = open(2, "w", buffering=1, closefd=False)  # noqa: SIM115
-        script, *args = request["argv"]
-        sys.argv = [script, *args]
-        sys.path[0] = os.path.dirname(os.path.abspath(script))
-        runpy.run_path(script, run_name="__main__")
+        argv = list(request["argv"])
+        module = argv[1] if argv[:1] == ["-m"] and len(argv) > 1 else None
+        sys.argv = [module or argv[0], *argv[2 if module else 1 :]]
+        if request.get("launched"):
+            _start_like_python(request["env"])
+        sys.path[0] = os.getcwd() if module else os.path.dirname(os.path.abspath(argv[0]))
+        if module:
+            sys.argv[0] = "-m"  # as Python shows it until runpy finds the module
+            runpy.run_module(module, run_name="__main__", alter_sys=True)
+        else:
+            runpy.run_path(argv[0], run_name="__main__")
     except SystemExit as exc:
         if exc.code is None:
             code = 0
@@ -73,14 +99,37 @@ def _child(request: dict) -> None:
                 stream.flush()
             except Exception:  # noqa: BLE001, S110 - a closed stream has nothing to flush
                 pass
-        status = request["status"]
-        with open(status + ".tmp", "w") as handle:
-            handle.write(str(code))
-        os.replace(status + ".tmp", status)
+        status = request.get("status")
+        if status:
+            with open(status + ".tmp", "w") as handle:
+                handle.write(str(code))
+            os.replace(status + ".tmp", status)
         os._exit(code)
 
 
-def serve() -> None:
+def _start_like_python(env: dict[str, str]) -> None:
+    """What ``python`` does at start-up under ``env`` that the server's start did not:
+    ``sys.path`` from its ``$PYTHONPATH`` and the ``sitecustomize`` found there (autosig
+    profile's recorder bootstrap, which starts the recorder at once since TensorFlow is
+    imported already)."""
+    import importlib.machinery
+    import importlib.util
+
+    wanted = [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
+    rest = [p for p in sys.path[1:] if p not in SERVER_PYTHONPATH and p not in wanted]
+    sys.path[:] = [sys.path[0], *wanted, *rest]
+    spec = importlib.machinery.PathFinder.find_spec("sitecustomize", wanted)
+    if spec is None or spec.loader is None:
+        return
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["sitecustomize"] = module
+    spec.loader.exec_module(module)
+
+
+def serve(listen: str | None = None) -> None:
+    import selectors
+    import socket
+
     import numpy  # noqa: F401 - imported once, here, for every child
     import tensorflow  # noqa: F401
 
@@ -88,21 +137,108 @@ def serve() -> None:
         import keras  # noqa: F401
     except ImportError:  # pragma: no cover - Keras comes with TensorFlow 2.16+
         pass
+    selector = selectors.DefaultSelector()
+    selector.register(0, selectors.EVENT_READ, "stdin")
+    listener = None
+    if listen:
+        listener = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        listener.bind(listen)
+        listener.listen(16)
+        selector.register(listener, selectors.EVENT_READ, "accept")
     sys.stdout.write(json.dumps({"ready": os.getpid()}) + "\n")
     sys.stdout.flush()
     children: set[int] = set()
-    for line in sys.stdin:
-        _reap(children, block=False)
-        if not line.strip():
-            continue
-        request = json.loads(line)
-        pid = os.fork()
-        if pid == 0:
-            _child(request)
-        children.add(pid)
-        sys.stdout.write(json.dumps({"pid": pid}) + "\n")
-        sys.stdout.flush()
+    launched: dict[int, tuple[socket.socket, int]] = {}  # pid -> (connection, pidfd)
+    pending = b""
+    open_stdin = True
+    while open_stdin or launched:
+        for key, _ in selector.select():
+            what = key.data
+            if what == "stdin":
+                chunk = os.read(0, 1 << 16)
+                if not chunk:
+                    open_stdin = False
+                    selector.unregister(0)
+                    if listener is not None:
+                        selector.unregister(listener)
+                        listener.close()
+                        listener = None
+                    continue
+                pending += chunk
+                while b"\n" in pending:
+                    line, pending = pending.split(b"\n", 1)
+                    _reap(children, block=False)
+                    if line.strip():
+                        pid = _fork(json.loads(line), None, selector, launched, listener)
+                        children.add(pid)
+                        sys.stdout.write(json.dumps({"pid": pid}) + "\n")
+                        sys.stdout.flush()
+            elif what == "accept":
+                assert listener is not None
+                conn, _ = listener.accept()
+                _launch(conn, selector, launched, listener)
+            else:
+                kind, pid = what
+                _launch_event(kind, pid, selector, launched)
     _reap(children, block=True)
+
+
+def _fork(request: dict, stdio: list[int] | None, selector, launched, listener) -> int:  # noqa: ANN001
+    pid = os.fork()
+    if pid == 0:
+        # the child keeps nothing of the server's: its listener, other launches' ends
+        for conn, pidfd in launched.values():
+            conn.close()
+            os.close(pidfd)
+        if listener is not None:
+            listener.close()
+        selector.close()
+        _child(request, stdio)
+    return pid
+
+
+def _launch(conn, selector, launched, listener) -> None:  # noqa: ANN001
+    """A launched command: fork it with the launcher's stdio; tell the launcher its pid."""
+    import socket
+
+    try:
+        data, fds, _, _ = socket.recv_fds(conn, 1 << 20, 3)
+        request = {**json.loads(data), "launched": True}
+    except (OSError, ValueError):
+        conn.close()
+        return
+    try:
+        pid = _fork(request, list(fds), selector, launched, listener)
+    finally:
+        for fd in fds:
+            os.close(fd)
+    pidfd = os.pidfd_open(pid)
+    launched[pid] = (conn, pidfd)
+    selector.register(pidfd, 1, ("ended", pid))
+    selector.register(conn, 1, ("gone", pid))
+    try:
+        conn.send(json.dumps({"pid": pid}).encode())
+    except OSError:
+        _launch_event("gone", pid, selector, launched)
+
+
+def _launch_event(kind: str, pid: int, selector, launched) -> None:  # noqa: ANN001
+    """``ended``: the child exited, tell its launcher how; ``gone``: the launcher went
+    away first (killed), so kill the child."""
+    import contextlib
+    import signal
+
+    if kind == "gone":
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+    conn, pidfd = launched.pop(pid)
+    _, status = os.waitpid(pid, 0)
+    selector.unregister(pidfd)
+    selector.unregister(conn)
+    os.close(pidfd)
+    with contextlib.suppress(OSError):
+        conn.send(json.dumps({"exit": os.waitstatus_to_exitcode(status)}).encode())
+    conn.close()
 
 
 def _reap(children: set[int], block: bool) -> None:
@@ -117,4 +253,4 @@ def _reap(children: set[int], block: bool) -> None:
 
 
 if __name__ == "__main__":
-    serve()
+    serve(sys.argv[2] if sys.argv[1:2] == ["--listen"] else None)
