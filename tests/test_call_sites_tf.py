@@ -130,8 +130,11 @@ def test_rewritten_call_sites_compute_the_same_on_unseen_values(
     (tmp_path / "model.py").write_text(MODEL)
     (tmp_path / "driver.py").write_text(DRIVER)
     python = sys.executable
+    # the profiled program is a fork of the worker's TensorFlow import (tf_forks)
     profiled = _run(
-        [python, "-m", "autosig", "profile", "--", python, "driver.py", "model.py"], tmp_path
+        [python, "-m", "autosig", "profile", "--", *tf_forks.launcher(), "driver.py", "model.py"],
+        tmp_path,
+        **tf_forks.launch_env({}),
     )
     assert profiled.returncode == 0, profiled.stderr[-3000:]
     shutil.copyfile(tmp_path / "model.py", tmp_path / "original.py")

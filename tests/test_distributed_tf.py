@@ -44,14 +44,16 @@ def env() -> dict[str, str]:
     return out
 
 
-def run(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
-    proc = subprocess.run(args, cwd=cwd, env=env(), capture_output=True, text=True, timeout=300)
+def run(args: list[str], cwd: Path, forks: Any = None) -> subprocess.CompletedProcess[str]:
+    """``args`` in ``cwd``; with ``forks``, the program autosig runs is its fork."""
+    environ = forks.launch_env(env()) if forks is not None else env()
+    proc = subprocess.run(args, cwd=cwd, env=environ, capture_output=True, text=True, timeout=300)
     assert proc.returncode in (0, 1), f"{args}\n{proc.stdout}\n{proc.stderr[-3000:]}"
     return proc
 
 
-def autosig(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return run([sys.executable, "-m", "autosig", *args], cwd)
+def autosig(*args: str, cwd: Path, forks: Any = None) -> subprocess.CompletedProcess[str]:
+    return run([sys.executable, "-m", "autosig", *args], cwd, forks)
 
 
 def last_json(stdout: str, tag: str) -> dict:
@@ -117,8 +119,18 @@ print("FREE " + json.dumps([s.shape.as_list() for s in free.element_spec._compon
 
 def test_replay_matches_tensorflow_and_element_spec_facts(tmp_path: Path, tf_forks: Any) -> None:
     (tmp_path / "replay.py").write_text(REPLAY)
+    # profiled as a fork of the worker's TensorFlow import (tf_forks; golden 18 profiles
+    # a distributed step in a process of its own)
     proc = autosig(
-        "profile", "-o", PROFILE, "--", sys.executable, "replay.py", "plain", cwd=tmp_path
+        "profile",
+        "-o",
+        PROFILE,
+        "--",
+        *tf_forks.launcher(),
+        "replay.py",
+        "plain",
+        cwd=tmp_path,
+        forks=tf_forks,
     )
     plain = last_json(proc.stdout, "COUNTS")
     replayed = tf_forks.run(["replay.py", "reduce_retracing"], tmp_path, env())  # a fork
@@ -211,7 +223,17 @@ def test_fix_writes_the_element_spec_signature_and_keeps_results(
 ) -> None:
     (tmp_path / "model.py").write_text(MODEL)
     (tmp_path / "driver.py").write_text(DRIVER)
-    autosig("profile", "-o", PROFILE, "--", sys.executable, "driver.py", "model.py", cwd=tmp_path)
+    autosig(
+        "profile",
+        "-o",
+        PROFILE,
+        "--",
+        *tf_forks.launcher(),
+        "driver.py",
+        "model.py",
+        cwd=tmp_path,
+        forks=tf_forks,
+    )
     (tmp_path / "original.py").write_text(MODEL)
     autosig("fix", "model.py", "--profile", PROFILE, cwd=tmp_path)
     fixed = (tmp_path / "model.py").read_text()

@@ -70,8 +70,10 @@ def env() -> dict[str, str]:
     return out
 
 
-def run(args: list[str], cwd: Path) -> str:
-    proc = subprocess.run(args, cwd=cwd, env=env(), capture_output=True, text=True, timeout=300)
+def run(args: list[str], cwd: Path, forks: Any = None) -> str:
+    """``args`` in ``cwd``; with ``forks``, the program autosig runs is its fork."""
+    environ = forks.launch_env(env()) if forks is not None else env()
+    proc = subprocess.run(args, cwd=cwd, env=environ, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, f"{args}\n{proc.stdout}\n{proc.stderr[-3000:]}"
     return proc.stdout
 
@@ -105,9 +107,13 @@ def test_pasted_tracing_protocol_reaches_the_count_explain_gives(
 ) -> None:
     (tmp_path / "model.py").write_text(MODEL)
     (tmp_path / "driver.py").write_text(DRIVER)
+    # the profiled program too is a fork (tests/tf_fork_python.py): what explain says
+    # about the run is tested here, not how a command starts
     profiled = run(
-        [sys.executable, "-m", "autosig", "profile", "--", sys.executable, "driver.py", "model.py"],
+        [sys.executable, "-m", "autosig", "profile", "--", *tf_forks.launcher(), "driver.py"]
+        + ["model.py"],
         tmp_path,
+        tf_forks,
     )
     assert tagged(profiled, "TRACES") == 12  # a new Scaler every call
     explained = run([sys.executable, "-m", "autosig", "explain"], tmp_path)

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -21,16 +21,10 @@ SCRIPT = Path(__file__).with_name("optimizer_cases.py")
 
 
 @pytest.fixture(scope="module")
-def rows() -> dict[str, dict]:
+def rows(tf_forks: Any) -> dict[str, dict]:
     env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2", "CUDA_VISIBLE_DEVICES": ""}
-    done = subprocess.run(
-        [sys.executable, str(SCRIPT)],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=900,
-        check=False,
-    )
+    # one script run, a fork of the worker's TensorFlow import (conftest's tf_forks)
+    done = tf_forks.run([str(SCRIPT)], Path.cwd(), env, timeout=900)
     assert done.returncode == 0, done.stderr[-3000:]
     found = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
     return {row["case"]: row for row in found}

@@ -13,10 +13,11 @@ from __future__ import annotations
 import re
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from probe_programs import NUMBERS_AND_NOISE
-from test_probe_tf import profile, run
+from test_probe_tf import profile, program_env, run
 
 from autosig.profile.evidence import ProbeEvidence
 
@@ -24,9 +25,11 @@ pytestmark = [pytest.mark.tf, pytest.mark.slow]
 
 
 @pytest.fixture(scope="module")
-def profiled(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, ProbeEvidence]]:
+def profiled(
+    tmp_path_factory: pytest.TempPathFactory, tf_forks: Any
+) -> tuple[Path, dict[str, ProbeEvidence]]:
     tmp = tmp_path_factory.mktemp("numbers")
-    data, _ = profile(tmp, NUMBERS_AND_NOISE)
+    data, _ = profile(tmp, NUMBERS_AND_NOISE, forks=tf_forks)
     out = {}
     for record in data.functions:
         assert record.probe is not None, record.qualname
@@ -55,9 +58,10 @@ def test_an_int_only_cast_to_float32_takes_a_float32_spec(profiled) -> None:
     assert "only casts it to float32" in n.reason
 
 
-def test_the_fix_computes_the_same_on_calls_the_profile_never_saw(profiled) -> None:
+def test_the_fix_computes_the_same_on_calls_the_profile_never_saw(profiled, tf_forks) -> None:
     tmp, _ = profiled
-    original = run([sys.executable, "prog.py", "--unseen"], tmp)
+    # the program before and after the fix: forks of one TensorFlow import (tf_forks)
+    original = tf_forks.run(["prog.py", "--unseen"], tmp, program_env())
     assert original.returncode == 0, original.stderr[-2000:]
     fixed = run(
         [sys.executable, "-m", "autosig", "fix", "prog.py", "--profile", ".autosig/profile.json"],
@@ -67,7 +71,7 @@ def test_the_fix_computes_the_same_on_calls_the_profile_never_saw(profiled) -> N
     text = (tmp / "prog.py").read_text()
     assert "tf.TensorSpec(shape=[], dtype=tf.float16)" in text, text
     assert "tf.TensorSpec(shape=[], dtype=tf.float32)" in text, text
-    after = run([sys.executable, "prog.py", "--unseen"], tmp)
+    after = tf_forks.run(["prog.py", "--unseen"], tmp, program_env())
     assert after.returncode == 0, after.stderr[-2000:]
     assert "UNSEEN mean" in after.stdout  # 12.5 after ints: an int32 spec would reject it
     assert _numbers(after.stdout) == pytest.approx(_numbers(original.stdout), rel=1e-6)

@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from probe_programs import MANY, SIDE_EFFECTS, VERDICTS
@@ -20,18 +21,28 @@ pytestmark = [pytest.mark.tf, pytest.mark.slow]
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def run(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
+def program_env() -> dict[str, str]:
     env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2", "PYTHONPATH": str(ROOT)}
     env.pop("AUTOSIG_PROBE_BUDGET", None)
+    return env
+
+
+def run(args: list[str], cwd: Path, forks: Any = None) -> subprocess.CompletedProcess[str]:
+    """``args`` in ``cwd``; with ``forks``, the programs autosig runs are its forks."""
+    env = forks.launch_env(program_env()) if forks is not None else program_env()
     return subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True, timeout=900)
 
 
 def profile(
-    tmp: Path, program: str, *options: str
+    tmp: Path, program: str, *options: str, forks: Any
 ) -> tuple[Profile, subprocess.CompletedProcess[str]]:
+    """``autosig profile`` of ``program``, run as a fork of ``forks`` (``tf_forks``):
+    what the probes find in a run, not how a command starts, is tested here."""
     (tmp / "prog.py").write_text(program)
     done = run(
-        [sys.executable, "-m", "autosig", "profile", *options, "--", sys.executable, "prog.py"], tmp
+        [sys.executable, "-m", "autosig", "profile", *options, "--", *forks.launcher(), "prog.py"],
+        tmp,
+        forks,
     )
     assert done.returncode == 0, done.stderr[-3000:]
     return load_profile(tmp / ".autosig" / "profile.json"), done
@@ -42,9 +53,9 @@ def line_of(program: str, marker: str) -> int:
 
 
 @pytest.fixture(scope="module")
-def verdicts(tmp_path_factory: pytest.TempPathFactory) -> dict[str, ProbeEvidence]:
+def verdicts(tmp_path_factory: pytest.TempPathFactory, tf_forks: Any) -> dict[str, ProbeEvidence]:
     tmp = tmp_path_factory.mktemp("verdicts")
-    data, done = profile(tmp, VERDICTS)
+    data, done = profile(tmp, VERDICTS, forks=tf_forks)
     assert "probes:" in done.stderr  # the outcome line reports them
     out = {}
     for record in data.functions:
@@ -152,14 +163,14 @@ def test_explain_shows_the_evidence(verdicts: dict) -> None:
     assert stats.rounds >= 13 and stats.probes > 50 and stats.skipped_rounds == 0
 
 
-def test_the_program_prints_the_same_with_and_without_probes(tmp_path: Path) -> None:
+def test_the_program_prints_the_same_with_and_without_probes(tmp_path: Path, tf_forks: Any) -> None:
     """Random streams with a global seed, Python counters and lists mutated while
     tracing, trace-time prints, a Keras model with dropout, Keras' name counter."""
     (tmp_path / "prog.py").write_text(SIDE_EFFECTS)
-    plain = run([sys.executable, "prog.py"], tmp_path)
+    plain = tf_forks.run(["prog.py"], tmp_path, program_env())  # a fork, as the profiled runs
     assert plain.returncode == 0, plain.stderr[-2000:]
-    data, probed = profile(tmp_path, SIDE_EFFECTS)
-    _, unprobed = profile(tmp_path, SIDE_EFFECTS, "--no-probe")
+    data, probed = profile(tmp_path, SIDE_EFFECTS, forks=tf_forks)
+    _, unprobed = profile(tmp_path, SIDE_EFFECTS, "--no-probe", forks=tf_forks)
     assert probed.stdout == plain.stdout == unprobed.stdout
     probed_functions = {f.qualname: f.probe for f in data.functions}
     for name in ("noisy", "Counter.__call__", "train_step"):
@@ -169,14 +180,16 @@ def test_the_program_prints_the_same_with_and_without_probes(tmp_path: Path) -> 
     assert probed_functions["noisy"].random.hidden == ["RandomStandardNormal"]
 
 
-def test_the_budget_bounds_the_probes_and_says_what_it_left_out(tmp_path: Path) -> None:
-    data, done = profile(tmp_path, MANY, "--probe-budget", "0.6")
+def test_the_budget_bounds_the_probes_and_says_what_it_left_out(
+    tmp_path: Path, tf_forks: Any
+) -> None:
+    data, done = profile(tmp_path, MANY, "--probe-budget", "0.6", forks=tf_forks)
     stats = data.probes
     assert stats is not None and stats.budget_s == 0.6 and stats.skipped_rounds >= 1
     assert stats.time_s < 0.6 + 2.0  # one round may run to the deadline, never past it by much
     skipped = [s for f in data.functions if f.probe for s in f.probe.skipped]
     assert skipped and all(s.endswith(": budget") for s in skipped)
     assert "skipped for the budget" in done.stderr
-    off, _ = profile(tmp_path, MANY, "--no-probe")
+    off, _ = profile(tmp_path, MANY, "--no-probe", forks=tf_forks)
     assert off.probes is not None and not off.probes.enabled
     assert all(f.probe is None for f in off.functions)

@@ -195,12 +195,15 @@ print("TRACES", model.lookup.experimental_get_tracing_count())
 @pytest.mark.tf
 @pytest.mark.slow
 def test_fix_verify_keeps_the_tried_tensor_that_verifies_and_falls_back_for_the_other(
-    tmp_path: Path,
+    tmp_path: Path, tf_forks: Any
 ) -> None:
     (tmp_path / "model.py").write_text(VERIFY_MODEL)
     (tmp_path / "driver.py").write_text(VERIFY_DRIVER)
     checkout = Path(__file__).resolve().parent.parent
-    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2", "PYTHONPATH": str(checkout)}
+    plain = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2", "PYTHONPATH": str(checkout)}
+    # the programs (profiled, verified, run on unseen calls) are forks of the worker's
+    # TensorFlow import (conftest's tf_forks): what fix --verify decides is tested here
+    env = tf_forks.launch_env(plain)
 
     def run(*args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
@@ -208,8 +211,8 @@ def test_fix_verify_keeps_the_tried_tensor_that_verifies_and_falls_back_for_the_
         )
 
     autosig = [sys.executable, "-m", "autosig"]
-    assert run(*autosig, "profile", "--", sys.executable, "driver.py").returncode == 0
-    original = run(sys.executable, "driver.py", "unseen")
+    assert run(*autosig, "profile", "--", *tf_forks.launcher(), "driver.py").returncode == 0
+    original = tf_forks.run(["driver.py", "unseen"], tmp_path, plain)
     assert original.returncode == 0 and "TRACES 6" in original.stdout, original.stderr
     # without --unsafe-fixes nothing is tried: the profiled calls are no proof
     untried = run(*autosig, "fix", "model.py", "--profile", PROFILE, "--verify", "--diff")
@@ -231,6 +234,6 @@ def test_fix_verify_keeps_the_tried_tensor_that_verifies_and_falls_back_for_the_
     lookup, scaled = text.split("def lookup")[0], text.split("def lookup")[1]
     assert "tf.TensorSpec(shape=[], dtype=tf.int32)" in lookup
     assert "input_signature" not in scaled
-    rewritten = run(sys.executable, "driver.py", "unseen")
+    rewritten = tf_forks.run(["driver.py", "unseen"], tmp_path, plain)
     assert rewritten.returncode == 0, rewritten.stderr
     assert rewritten.stdout.replace("TRACES 1", "TRACES 6") == original.stdout

@@ -17,8 +17,6 @@ probe one promise:
 
 from __future__ import annotations
 
-import os
-import sys
 from typing import Any
 
 import pytest
@@ -112,7 +110,7 @@ EDITS = [
 
 
 @pytest.fixture(scope="module")
-def report(tmp_path_factory: pytest.TempPathFactory) -> Any:
+def report(tmp_path_factory: pytest.TempPathFactory, tf_forks: Any) -> Any:
     from autosig.rewrite.engine import AppliedFix
     from autosig.verify.candidate import Candidate
     from autosig.verify.runner import VerifySettings, verify_candidate
@@ -134,13 +132,13 @@ def report(tmp_path_factory: pytest.TempPathFactory) -> Any:
         texts={"model.py": rewritten},
         applied={"model.py": applied},
     )
-    cwd = os.getcwd()
-    os.chdir(project)
-    try:
+    # the workload runs as a fork of the worker's TensorFlow import (conftest's
+    # forked_python): verify's verdicts are tested here, not how a command starts
+    with pytest.MonkeyPatch.context() as patch:
+        patch.chdir(project)
+        patch.setenv("AUTOSIG_TEST_FORK_SOCKET", str(tf_forks.socket))
         settings = VerifySettings(xla=False, device="cpu", reuse=False)
-        result, _ = verify_candidate([sys.executable, "driver.py"], candidate, settings)
-    finally:
-        os.chdir(cwd)
+        result, _ = verify_candidate([*tf_forks.launcher(), "driver.py"], candidate, settings)
     assert (project / "model.py").read_text() == MODEL  # nothing written
     return result
 

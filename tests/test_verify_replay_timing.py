@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -111,7 +112,7 @@ for n in range(3, 11):  # 8 calls: a shorter profile gets a guarded trace
 
 
 @pytest.mark.tf
-def test_replay_reports_median_step_and_compiles(tmp_path: Path) -> None:
+def test_replay_reports_median_step_and_compiles(tmp_path: Path, tf_forks: Any) -> None:
     from autosig.profile.format import load_profile
     from autosig.report.verdicts import render
     from autosig.verify.candidate import build_candidate
@@ -120,12 +121,14 @@ def test_replay_reports_median_step_and_compiles(tmp_path: Path) -> None:
 
     (tmp_path / "model.py").write_text(MODEL)
     (tmp_path / "train.py").write_text(TRAIN)
+    # the profiled program is a fork of the worker's TensorFlow import (tf_forks): the
+    # replay's report is tested here, not how a command starts
     profiled = subprocess.run(
-        [sys.executable, "-m", "autosig", "profile", "--", sys.executable, "train.py"],
+        [sys.executable, "-m", "autosig", "profile", "--", *tf_forks.launcher(), "train.py"],
         cwd=tmp_path,
         capture_output=True,
         text=True,
-        env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"},
+        env=tf_forks.launch_env({**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"}),
         timeout=120,
         check=False,
     )

@@ -24,6 +24,20 @@ RELAYED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
 def main() -> None:
+    child: list[int] = []  # the program's pid, once the server answered
+    early: list[int] = []  # signals that came before it
+
+    def relay(signum: int, frame: object) -> None:
+        if not child:
+            early.append(signum)
+            return
+        try:
+            os.kill(child[0], signum)
+        except ProcessLookupError:
+            pass
+
+    for signum in RELAYED:  # before the fork exists: no signal may end the launcher alone
+        signal.signal(signum, relay)
     conn = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     conn.connect(os.environ[ENV_SOCKET])
     request = {"argv": sys.argv[1:], "cwd": os.getcwd(), "env": dict(os.environ)}
@@ -31,16 +45,9 @@ def main() -> None:
     answer = conn.recv(1 << 16)
     if not answer:
         sys.exit("tf_fork_python: the fork server did not start the program")
-    pid = json.loads(answer)["pid"]
-
-    def relay(signum: int, frame: object) -> None:
-        try:
-            os.kill(pid, signum)
-        except ProcessLookupError:
-            pass
-
-    for signum in RELAYED:
-        signal.signal(signum, relay)
+    child.append(json.loads(answer)["pid"])
+    for signum in early:
+        relay(signum, None)
     ended = conn.recv(1 << 16)  # retried after a relayed signal (PEP 475)
     code = json.loads(ended)["exit"] if ended else -signal.SIGKILL
     if code < 0:  # killed by a signal: end the same way

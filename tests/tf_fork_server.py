@@ -228,6 +228,8 @@ def _launch_event(kind: str, pid: int, selector, launched) -> None:  # noqa: ANN
     import contextlib
     import signal
 
+    if pid not in launched:  # both ends were ready in one select: handled already
+        return
     if kind == "gone":
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGKILL)
