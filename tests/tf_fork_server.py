@@ -183,13 +183,19 @@ def serve(listen: str | None = None) -> None:
     _reap(children, block=True)
 
 
-def _fork(request: dict, stdio: list[int] | None, selector, launched, listener) -> int:  # noqa: ANN001
+def _fork(  # noqa: ANN001 - the server's selector, launches and listener
+    request: dict, stdio: list[int] | None, selector, launched, listener, own=None
+) -> int:
+    """Fork a child running ``request``; ``own``: the launch's connection (not the child's)."""
     pid = os.fork()
     if pid == 0:
-        # the child keeps nothing of the server's: its listener, other launches' ends
+        # the child keeps nothing of the server's: its listener, the launches' connections
+        # (its own too: its launcher must see the server's end close if the server dies)
         for conn, pidfd in launched.values():
             conn.close()
             os.close(pidfd)
+        if own is not None:
+            own.close()
         if listener is not None:
             listener.close()
         selector.close()
@@ -208,7 +214,7 @@ def _launch(conn, selector, launched, listener) -> None:  # noqa: ANN001
         conn.close()
         return
     try:
-        pid = _fork(request, list(fds), selector, launched, listener)
+        pid = _fork(request, list(fds), selector, launched, listener, conn)
     finally:
         for fd in fds:
             os.close(fd)
