@@ -20,6 +20,7 @@ pytestmark = pytest.mark.tf
 PROGRAM = """\
 import os, sys, tensorflow as tf
 print("argv", sys.argv[1:], "site", os.environ.get("SITE_RAN"), "cwd", os.getcwd())
+print("file", __file__, sys._getframe().f_code.co_filename)
 print("to stderr", file=sys.stderr)
 print("sum", int(tf.reduce_sum(tf.ones([3]))))
 sys.exit(int(sys.argv[1]))
@@ -41,6 +42,9 @@ def test_output_exit_status_and_sitecustomize(tmp_path: Path, tf_forks: Any) -> 
     out, err = proc.communicate(timeout=120)
     assert proc.returncode == 3, err
     assert f"argv ['3'] site 1 cwd {tmp_path}" in out and "sum 3" in out
+    # absolute, as `python prog.py` gives them (autosig resolves code file names at exit,
+    # when a program may have left a deleted working directory: golden 22)
+    assert f"file {tmp_path / 'prog.py'} {tmp_path / 'prog.py'}" in out
     assert "to stderr" in err
 
 

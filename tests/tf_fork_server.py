@@ -78,8 +78,8 @@ def _child(request: dict, stdio: list[int] | None = None) -> None:
         if module:
             sys.argv[0] = "-m"  # as Python shows it until runpy finds the module
             runpy.run_module(module, run_name="__main__", alter_sys=True)
-        else:
-            runpy.run_path(argv[0], run_name="__main__")
+        else:  # an absolute __file__ and code file names, as `python script.py` gives
+            runpy.run_path(os.path.abspath(argv[0]), run_name="__main__")
     except SystemExit as exc:
         if exc.code is None:
             code = 0
