@@ -8,7 +8,8 @@ from __future__ import annotations
 import textwrap
 from typing import Any
 
-from test_infer import REQUIRED, plan_of, py, record, tensor
+from test_infer import REQUIRED, py, record, tensor
+from test_infer import plan_of as known_domain_plan
 
 from autosig.infer.guarded_trace_placement import NoPlacement, Placement, Seeded, place_seeding
 from autosig.infer.plan import Plan
@@ -55,6 +56,12 @@ METHOD = textwrap.dedent(
 )
 
 
+def plan_of(src: str, rec: Any, **options: Any) -> Any:
+    """The plan as ``fix`` makes it: the guarded trace considered (``test_infer``'s
+    helper plans for a caller that knows the domain)."""
+    return known_domain_plan(src, rec, **{"guarded_trace": True, **options})
+
+
 def ids_calls(widths: tuple[int, ...] = (2, 3, 4)) -> list[dict[str, Any]]:
     return [{"ids": tensor(2, t, dtype="int32")} for t in widths]
 
@@ -83,7 +90,12 @@ def test_a_short_profile_of_tensors_gets_a_guarded_trace_not_a_signature() -> No
     plan = embed_plan()
     assert plan.action == "guarded_trace"
     assert plan.safety == "safe"
-    assert plan.guarded.why.startswith("a profile of 3 calls does not show the domain")
+    assert plan.guarded.why.startswith(
+        "an input_signature would accept `ids`: only int32 tensors of rank 2"
+    )
+    assert "nothing shows the calls stay within it (no call sites were recorded)" in (
+        plan.guarded.why
+    )
     assert "guarded relaxed trace, not an input_signature" in plan.reasons[0]
     # dim 0 never varied and no probe proved it free: kept (another size traces anew)
     assert plan.params[0].spec == TensorSpecNode((2, None), "int32")
@@ -95,10 +107,11 @@ def test_a_dimension_the_probes_found_free_is_none() -> None:
     assert plan.params[0].spec == TensorSpecNode((None, None), "int32")
 
 
-def test_eight_calls_show_the_domain_the_signature_stays() -> None:
+def test_eight_calls_do_not_show_the_domain() -> None:
+    """No profile length shows the domain (issue 21): 9 calls still get the guarded trace."""
     rec = record(EMBED, ids_calls((2, 3, 4) * 3), qualname="embed", path="m.py")
     plan = plan_of(EMBED, rec)
-    assert plan.action == "signature"
+    assert plan.action == "guarded_trace"
 
 
 def test_config_or_caller_asking_for_a_signature_keeps_it() -> None:
@@ -109,12 +122,22 @@ def test_config_or_caller_asking_for_a_signature_keeps_it() -> None:
     assert any("the config sets its shape policy" in r for r in kept.reasons)
 
 
-def test_python_numbers_keep_the_signature_it_is_the_only_help() -> None:
+def test_python_numbers_with_tensors_get_the_safe_default_not_a_signature() -> None:
+    """A signature would make `lr` a tensor and narrow `x` (float32, rank 1): without
+    evidence it is an unsafe fix; reduce_retracing=True (x's size varied) is the safe one."""
     src = "import tensorflow as tf\n\n\n@tf.function\ndef f(x, lr):\n    return x * lr\n"
     calls = [{"x": tensor(n), "lr": py(v)} for n, v in ((2, 0.1), (3, 0.2), (4, 0.3))]
-    plan = plan_of(src, record(src, calls))
-    assert plan.action == "signature"
-    assert any("no guarded relaxed trace: `lr` is a Python value" in r for r in plan.reasons)
+    rec = record(src, calls)
+    plan = plan_of(src, rec)
+    assert plan.action == "reduce_retracing"
+    assert plan.safety == "safe"
+    assert plan.reasons[0].startswith("not an input_signature, an unsafe fix here")
+    assert "`x`: only float32 tensors of rank 1" in plan.reasons[0]
+    assert "no guarded relaxed trace: `lr` is a Python value" in plan.reasons[0]
+    offered = plan_of(src, rec, unsafe_fixes=True)
+    assert offered.action == "signature"
+    assert offered.safety == "unsafe"
+    assert "the input_signature narrows the domain" in offered.warnings[0]
 
 
 def test_stateful_random_ops_keep_the_guarded_trace_out() -> None:
@@ -162,7 +185,7 @@ def test_ints_only_cast_to_float32_take_a_float32_spec() -> None:
         """
     )
     calls = [{"labels": tensor(3), "scores": tensor(3), "margin": py(k)} for k in (1, 2, 5)]
-    plan = plan_of(src, record(src, calls, qualname="hinge"))
+    plan = plan_of(src, record(src, calls, qualname="hinge"), guarded_trace=False)
     assert plan.action == "signature"
     assert plan.params[2].spec == TensorSpecNode((), "float32")
 
@@ -286,7 +309,7 @@ def test_the_seeding_call_is_written_once_and_said() -> None:
     assert "@tf.function\ndef embed(ids):" in result.new_text  # no signature
     (summary, *_) = file_summary(result, written=True)
     assert "guarded relaxed trace for embed" in summary
-    assert "does not show the domain" in "\n".join(file_summary(result, written=True))
+    assert "nothing shows the calls stay within it" in "\n".join(file_summary(result, written=True))
     again = fix(result.new_text, plan)
     assert not again.changed
 

@@ -114,7 +114,10 @@ def def_line(src: str, qualname: str) -> int:
 
 
 def plan_of(src: str, rec: FunctionRecord, **options: Any) -> FunctionPlan:
-    return infer_function(rec, src, InferOptions(**options))
+    """The plan, as for a caller that knows the domain (``guarded_trace=False``): the
+    subject here is the signature's rules; which fix a function gets without evidence
+    of its domain is ``test_guarded_trace.py``'s and ``test_domain_evidence.py``'s."""
+    return infer_function(rec, src, InferOptions(**{"guarded_trace": False, **options}))
 
 
 def specs(plan: FunctionPlan) -> dict[str, Any]:
@@ -457,7 +460,7 @@ def test_a_short_profile_does_not_show_a_default_is_never_passed() -> None:
     ``f(x, training=True)`` the original accepts would be rejected (issue 21, 21.3)."""
     calls = [{"x": tensor(n)} for n in (1, 2)]
     params = {"x": REQUIRED, "n": py(1), "scale": py(1.0), "training": py(False)}
-    plan = plan_of(SIMPLE, record(SIMPLE, calls, params=params))
+    plan = plan_of(SIMPLE, record(SIMPLE, calls, params=params), guarded_trace=True)
     # not a signature: a guarded relaxed trace of x (later calls passing training=True
     # trace as the original would)
     assert plan.action == "guarded_trace"
@@ -607,7 +610,8 @@ def test_one_trace_per_process_of_a_merged_profile() -> None:
     assert plan.reasons == ("traced once per process (3 tf.function objects); nothing to fix",)
     events.append(TraceEvent(call=3, signature=1, process=0))
     rec = record(SIMPLE, calls, traces=4, processes=3, trace_events=events)
-    assert plan_of(SIMPLE, rec).action == "guarded_trace"  # 4 calls: a short profile
+    assert plan_of(SIMPLE, rec).action == "signature"
+    assert plan_of(SIMPLE, rec, guarded_trace=True).action == "guarded_trace"  # no evidence
 
 
 def test_retraces_with_identical_arguments() -> None:
@@ -826,7 +830,7 @@ def test_plan_survives_json_round_trip_of_the_profile() -> None:
     rec = record(SIMPLE, calls, params={"x": REQUIRED, "n": py(1)})
     profile = Profile.from_json(json.loads(Profile(functions=[rec]).dumps()))
     (fp,) = infer_plan(profile, {"pkg/mod.py": SIMPLE}).functions
-    assert fp == plan_of(SIMPLE, rec)
+    assert fp == plan_of(SIMPLE, rec, guarded_trace=True)
 
 
 # -- spec_accepts ---------------------------------------------------------------------------

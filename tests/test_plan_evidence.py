@@ -187,7 +187,7 @@ POW = textwrap.dedent(
 
     @tf.function
     def focal(p, gamma):
-        return tf.math.pow(1.0 - p, gamma)
+        return tf.math.multiply(1.0 - p, gamma)  # (a power: the exponent rule)
     """
 )
 

@@ -37,21 +37,27 @@ class Decision:
     """Names of the parameters that go in the signature (with ``narrowing``: those a
     signature would cover, had it not been refused for narrowing)."""
     narrowing: list[str] = field(default_factory=list)
-    """Why a signature was refused: it would leave out a parameter a short profile never
-    saw passed (``infer.guarded_trace`` may seed a guarded trace instead)."""
+    """Why a signature was refused: it would leave out a parameter the profile never saw
+    passed (``infer.guarded_trace`` may seed a guarded trace instead)."""
 
 
 COVERS = "input_signature covers "
 """How the signature's own first reason starts."""
 
 MIN_CALLS_FOR_DEFAULTS = 8
-"""Fewer calls than this do not show that a parameter is never passed."""
+"""Fewer calls than this: a short profile (``python_params.widen_for_domain`` widens the
+Python ints of such a profile). No length shows a function's domain
+(``domain_evidence``)."""
 
 
-def _narrowing(record: FunctionRecord, left_out: list[ParamResult]) -> list[str]:
+def _narrowing(
+    record: FunctionRecord, left_out: list[ParamResult], asked: bool = False
+) -> list[str]:
     """Why a signature would reject calls the original accepts: a parameter it leaves out
-    (only ever its default in a short profile) then takes its default and nothing else."""
-    if record.calls >= MIN_CALLS_FOR_DEFAULTS or record.signatures_dropped:
+    (only ever its default in the profile) then takes its default and nothing else. No
+    profile length shows that it is never passed; a shape policy the config sets for the
+    function (``asked``) is the user asking for the signature."""
+    if asked:
         return []
     out = []
     for r in left_out:
@@ -62,8 +68,8 @@ def _narrowing(record: FunctionRecord, left_out: list[ParamResult]) -> list[str]
             what = f"`{r.info.name}` was only ever its default"
         out.append(
             f"{what} in {plural(record.calls, 'call')}: an input_signature leaves it out and "
-            "then rejects calls that pass it, which the original accepts (a short profile "
-            "does not show it is never passed)"
+            "then rejects calls that pass it, which the original accepts (no profile shows "
+            "it is never passed)"
         )
     return out
 
@@ -73,8 +79,12 @@ def decide_action(
     site: FunctionSite,
     results: list[ParamResult],
     shapes: ShapeDecision,
+    known_domain: bool = False,
 ) -> Decision:
-    """A signature, reduce_retracing or nothing for the function, and why."""
+    """A signature, reduce_retracing or nothing for the function, and why.
+
+    ``known_domain``: the caller knows the domain (``InferOptions.guarded_trace`` off):
+    parameters never passed are left out of the signature without a word."""
     if shapes.blockers:
         conflicts = list(dict.fromkeys(shapes.blockers))
         return Decision("none", [b.reason for b in conflicts], conflicts)
@@ -116,7 +126,8 @@ def decide_action(
     reasons.extend(b.reason for b in blockers)
     narrowing: list[str] = []
     if not reasons:
-        narrowing = _narrowing(record, positional[last + 1 :] + others)
+        asked = known_domain or any(r.relax != "auto" for r in signed)
+        narrowing = _narrowing(record, positional[last + 1 :] + others, asked)
         reasons.extend(narrowing)
     identical = len(record.signatures) == 1 and not record.signatures_dropped
     if identical and not any(r.leaf.object_type for r in results):

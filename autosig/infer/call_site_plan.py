@@ -21,19 +21,23 @@ POSITIONAL_KINDS = ("POSITIONAL_ONLY", "POSITIONAL_OR_KEYWORD")
 
 
 def plan_call_sites(
-    record: FunctionRecord, results: list[ParamResult], action: Action
+    record: FunctionRecord, results: list[ParamResult], action: Action, narrowed: bool = False
 ) -> tuple[CallSitePlan | None, list[str]]:
     """The call-site plan of a function that gets no signature, and the reasons said.
 
     ``results`` are the parameters after ``decide_python_params`` decided which Python
     values may become tensors; ``action`` is the decorator decision (a signature makes
-    call sites moot). Returns (None, []) where call sites are not the remedy at all, and (None,
-    [why]) where they would be but cannot be used.
+    call sites moot). ``narrowed``: a signature was planned but not written, because
+    nothing shows the domain of its tensor parameters (``guarded_trace.settle``): the
+    Python numbers it would have taken as tensors are passed as tensors by the callers
+    instead, which leaves the function's domain as it is. Returns (None, []) where call
+    sites are not the remedy at all, and (None, [why]) where they would be but cannot be
+    used.
     """
     if action == "signature":
         return None, []
     objects = [r for r in results if r.blocker is not None and r.leaf.object_type is not None]
-    if not objects:
+    if not objects and not narrowed:
         return None, []
     scalars = [r for r in results if _tensorizable(r)]
     if not scalars:
@@ -60,7 +64,8 @@ def plan_call_sites(
         sites=sites,
         unrecorded=unrecorded + record.call_sites_dropped,
     )
-    return plan, [describe_call_sites(plan, objects[0].info.name)]
+    blocking = objects[0].info.name if objects else None
+    return plan, [describe_call_sites(plan, blocking)]
 
 
 def _tensorizable(r: ParamResult) -> bool:
@@ -87,11 +92,17 @@ def _callee_name(qualname: str) -> str | None:
     return None if name == "__call__" or name.startswith("<") else name
 
 
-def describe_call_sites(plan: CallSitePlan, blocking: str) -> str:
-    """One reason line: what the call sites get and why the function gets no signature."""
+def describe_call_sites(plan: CallSitePlan, blocking: str | None) -> str:
+    """One reason line: what the call sites get and why the function gets no signature
+    (``blocking``: the object parameter; None: the signature would narrow the domain)."""
     wraps = ", ".join(constant_text(p.name, p.dtype) for p in plan.params)
+    why = (
+        f"`{blocking}` keeps an input_signature out"
+        if blocking is not None
+        else "an input_signature would narrow its tensor parameters' domain"
+    )
     return (
         f"call sites pass {wraps} ({plural(len(plan.sites), 'call site')}, "
-        f"{sites_text(plan.sites)}): `{blocking}` keeps an input_signature out, and the "
-        "code uses these values only as tensors, so every value shares one trace"
+        f"{sites_text(plan.sites)}): {why}, and the code uses these values only as "
+        "tensors, so every value shares one trace"
     )

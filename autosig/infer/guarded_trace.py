@@ -43,16 +43,18 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterator
+from pathlib import Path
 
 import libcst as cst
 
 from autosig.analysis.model_build import runtime_started
-from autosig.infer.action import MIN_CALLS_FOR_DEFAULTS, Decision
+from autosig.infer.action import COVERS, Decision
 from autosig.infer.build_first import variable_creation_retraces
-from autosig.infer.dimensions import ShapeDecision, tensor_shapes
+from autosig.infer.dimensions import ShapeDecision
+from autosig.infer.domain_evidence import evidence, narrowing_text
 from autosig.infer.guarded_trace_placement import NoPlacement, Placement, Seeded, place_seeding
-from autosig.infer.observations import ParamResult
-from autosig.infer.plan import GuardedTrace
+from autosig.infer.observations import ParamResult, tensor_shapes
+from autosig.infer.plan import Action, GuardedTrace
 from autosig.infer.specs import (
     DictNode,
     ElementSpecNode,
@@ -66,7 +68,6 @@ from autosig.infer.specs import (
 from autosig.profile.format import FunctionRecord
 from autosig.source.discover import FunctionSite, Source
 from autosig.source.metadata import MetadataView
-from autosig.text import plural
 
 AUTO = "auto"
 RUNTIME_REASON = (
@@ -89,22 +90,29 @@ class GuardedChoice:
     kept: str = ""
     unsafe: str | None = None
     """Why writing it may change behaviour (the plan's warning), else None."""
+    shown: str = ""
+    """What shows the domain, where the signature is the fix (``domain_evidence``)."""
 
 
-def domain_unknown(record: FunctionRecord, decision: Decision) -> str | None:
-    """Why a signature would narrow what the original accepts beyond what the profile
-    shows, or None (the profile shows the domain: keep the signature)."""
+def domain_unknown(
+    record: FunctionRecord,
+    decision: Decision,
+    results: list[ParamResult] | None = None,
+    root: Path | None = None,
+    own: Source | None = None,
+) -> str | None:
+    """Why a signature would narrow what the original accepts with nothing showing the
+    calls stay within it, or None (evidence shows the domain: keep the signature;
+    ``domain_evidence``)."""
     if decision.narrowing:
         return "; ".join(decision.narrowing)
-    if decision.action != "signature" or record.signatures_dropped:
+    if decision.action != "signature":
         return None
-    if record.calls >= MIN_CALLS_FOR_DEFAULTS:
+    signed = [r for r in results or () if r.info.name in decision.signed]
+    shown, why_not = evidence(record, signed, root, own)
+    if shown is not None:
         return None
-    return (
-        f"a profile of {plural(record.calls, 'call')} does not show the domain (one dtype, "
-        "rank, list length or dict key set seen; other instances): an input_signature "
-        "would reject or cast calls the original accepts"
-    )
+    return f"{narrowing_text(signed)}; nothing shows the calls stay within it ({why_not})"
 
 
 def choose(
@@ -114,12 +122,18 @@ def choose(
     results: list[ParamResult],
     decision: Decision,
     shapes: ShapeDecision,
+    root: Path | None = None,
 ) -> GuardedChoice | None:
     """The guarded trace for a function whose signature would narrow the domain, or why
-    the signature stays; None when the domain is known (the signature is the fix)."""
-    why = domain_unknown(record, decision)
+    it cannot be written (``kept``); with evidence of the domain (the signature is the
+    fix), a choice saying it (``shown``); None when no signature is planned at all."""
+    why = domain_unknown(record, decision, results, root, source)
     if why is None:
-        return None
+        if decision.action != "signature":
+            return None
+        signed = [r for r in results if r.info.name in decision.signed]
+        shown, _ = evidence(record, signed, root, source)
+        return GuardedChoice(None, {}, shown=shown or "")
     signed = [r for r in results if r.info.name in decision.signed]
     refusal = _refusal(record, signed, shapes)
     placement: Placement | NoPlacement | Seeded | None = None
@@ -154,6 +168,67 @@ def choose(
         line=placement.line if placement is not None else 0,
     )
     return GuardedChoice(guarded, specs, unsafe=unsafe)
+
+
+UNSAFE_OFFER = "`autosig fix --unsafe-fixes` writes it"
+
+
+@dataclasses.dataclass(frozen=True)
+class Settled:
+    """The planner's action where no guarded trace is written (``settle``)."""
+
+    action: Action
+    reasons: list[str]
+    narrowed: str | None = None
+    """With an unsafe signature: what it narrows (the plan's warning)."""
+
+
+def settle(
+    choice: GuardedChoice,
+    decision: Decision,
+    reasons: list[str],
+    shapes: ShapeDecision,
+    site: FunctionSite,
+    unsafe_fixes: bool,
+) -> Settled:
+    """The action and reasons where ``choice`` wrote no guarded trace.
+
+    A signature with evidence of the domain stays (its evidence said). A signature
+    without it is offered as an unsafe fix, its warning naming what it narrows; the safe
+    default is ``reduce_retracing=True`` where a tensor shape varied (TensorFlow's own
+    relaxation traces anew whatever does not fit, it rejects nothing), else nothing.
+    A decision that is not a signature (a parameter a signature would leave out) stays.
+    """
+    if choice.shown:
+        return Settled(decision.action, [*reasons, f"the domain: {choice.shown}"])
+    if not choice.kept:
+        return Settled(decision.action, reasons)
+    if decision.action != "signature":
+        return Settled(decision.action, [*reasons, f"no input_signature: {choice.kept}"])
+    if unsafe_fixes:
+        return Settled(
+            "signature", reasons, f"the input_signature narrows the domain: {choice.kept}"
+        )
+    offer = f"not an input_signature, an unsafe fix here ({UNSAFE_OFFER}): {choice.kept}"
+    blocked = shapes.reduce_retracing_blockers
+    if site.site.has_reduce_retracing:
+        return Settled("none", ["already has reduce_retracing=True", offer])
+    if not shapes.shape_varies:
+        return Settled("none", [offer, NO_SHAPE_VARIED])
+    if blocked:
+        return Settled("none", [offer, *blocked])
+    rest = [r for r in reasons if not r.startswith(COVERS) and " left out: " not in r]
+    return Settled("reduce_retracing", [offer, REDUCE_RETRACING_SAFE, *rest])
+
+
+NO_SHAPE_VARIED = (
+    "reduce_retracing=True would not help: no tensor shape varied (only dtypes, Python "
+    "values or structures)"
+)
+REDUCE_RETRACING_SAFE = (
+    "reduce_retracing=True instead: TensorFlow relaxes the shapes that varied and traces "
+    "anew every call that does not fit, rejecting and casting nothing"
+)
 
 
 def outermost(site: FunctionSite) -> bool:

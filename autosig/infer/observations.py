@@ -580,8 +580,11 @@ class InferOptions:
     root: Path | None = None
     """The profile's project root: where the shape-use analysis finds imported modules."""
     guarded_trace: bool = True
-    """False: an ``input_signature`` also where a short profile does not show the domain
+    """False: an ``input_signature`` also where nothing shows the domain
     (``autosig.infer.guarded_trace``; the caller knows the domain)."""
+    unsafe_fixes: bool = False
+    """``fix --unsafe-fixes``: a signature nothing shows the domain of is planned (unsafe)
+    rather than its safe default (``guarded_trace.settle``)."""
 
     @classmethod
     def from_config(

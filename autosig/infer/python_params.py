@@ -163,6 +163,14 @@ def decide_python_params(
                 f"must stay a Python value: {use}",
                 use=use,
             )
+        elif (power := _exponent(source.wrapper, function, r.info.name)) is not None:
+            r.blocker = Blocker.stated(
+                r.info.name,
+                "python_use",
+                f"`{r.info.name}`",
+                f"must stay a Python value: {power}",
+                use=power,
+            )
         elif r.info.name in unmatched:
             why = unmatched[r.info.name].why
             r.blocker = Blocker.stated(
@@ -174,6 +182,47 @@ def decide_python_params(
             )
         else:
             r.spec = TensorSpecNode((), r.leaf.python.dtype)
+
+
+# -- exponents ------------------------------------------------------------------------
+
+POW_APIS = frozenset(
+    {
+        "tensorflow.math.pow",
+        "tensorflow.pow",
+        "tensorflow.experimental.numpy.power",
+        "builtins.pow",
+    }
+)
+EXPONENT = (
+    "it is an exponent ({code}): TensorFlow computes a power by a constant exponent "
+    "differently from one by a tensor (measured: 9.0 ** 2 is 81.0 with the constant, "
+    "81.0000076 with a float32 scalar tensor), so a tensor changes results"
+)
+
+
+def _exponent(wrapper, function: cst.FunctionDef | cst.Lambda, name: str) -> str | None:  # noqa: ANN001
+    """Why ``name`` must stay a Python value as an exponent (``x ** n``,
+    ``tf.math.pow(x, n)``), read directly in ``function``; None when it is not one."""
+    view = MetadataView(wrapper)
+    for node in iter_tree(function.body):
+        if not (isinstance(node, cst.Name) and node.value == name and _is_read(view, node)):
+            continue
+        parent = view.parent(node)
+        if isinstance(parent, cst.BinaryOperation) and isinstance(parent.operator, cst.Power):
+            if parent.right is node:
+                return EXPONENT.format(code=view.code(parent))
+        if isinstance(parent, cst.AugAssign) and isinstance(parent.operator, cst.PowerAssign):
+            if parent.value is node:
+                return EXPONENT.format(code=view.code(parent).strip())
+        call = view.parent(parent) if isinstance(parent, cst.Arg) else None
+        if isinstance(call, cst.Call) and view.qualified_names(call.func) & POW_APIS:
+            assert isinstance(parent, cst.Arg)
+            index = list(call.args).index(parent)
+            keyword = parent.keyword.value if parent.keyword is not None else None
+            if keyword in ("y", "exp", "x2") or (keyword is None and index == 1):
+                return EXPONENT.format(code=view.code(call))
+    return None
 
 
 # -- the domain a short profile does not show ----------------------------------------

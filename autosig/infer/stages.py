@@ -32,6 +32,7 @@ from autosig.infer.dimensions import decide_shapes
 from autosig.infer.distributed_inputs import plan_distributed
 from autosig.infer.findings import function_findings, honour_comments
 from autosig.infer.guarded_trace import choose as choose_guarded
+from autosig.infer.guarded_trace import settle
 from autosig.infer.library import library_plan
 from autosig.infer.observations import InferOptions, observe
 from autosig.infer.plan import FunctionPlan, GuardedTrace, ParamPlan
@@ -124,12 +125,13 @@ def _plan(
     policies = {r.info.name: r.relax for r in results}
     shapes = decide_shapes(source, site, record, observed, policies, modules)
     distributed = plan_distributed(source, site, record, observed, shapes.use)
-    decision = decide_action(record, site, results, shapes)
+    decision = decide_action(record, site, results, shapes, not options.guarded_trace)
     action, reasons = decision.action, decision.reasons
     guarded: GuardedTrace | None = None
     choice = None
+    narrowed: str | None = None
     if options.guarded_trace:
-        choice = choose_guarded(record, source, site, results, decision, shapes)
+        choice = choose_guarded(record, source, site, results, decision, shapes, options.root)
     if choice is not None and choice.guarded is not None:
         guarded, action = choice.guarded, "guarded_trace"
         for r in results:
@@ -142,17 +144,23 @@ def _plan(
             "the original would (nothing rejected or cast)",
             *(r for r in reasons if r not in own and not r.startswith(COVERS)),
         ]
-    elif choice is not None and choice.kept:
-        reasons.append(f"kept the input_signature although {choice.kept}")
+    elif choice is not None:  # a signature with evidence of the domain, or not safe
+        settled = settle(choice, decision, reasons, shapes, site, options.unsafe_fixes)
+        action, reasons, narrowed = settled.action, settled.reasons, settled.narrowed
     if distributed is not None:
         reasons.append(distributed.reason)
-    call_sites, call_reasons = plan_call_sites(record, results, action)
+    call_sites, call_reasons = plan_call_sites(
+        record,
+        results,
+        action,
+        narrowed=bool(choice is not None and choice.kept and decision.action == "signature"),
+    )
     reasons.extend(call_reasons)
     params = tuple(
         ParamPlan(r.info.name, r.spec if r.info.name in decision.signed else None, r.evidence)
         for r in results
     )
-    warnings: list[str] = []
+    warnings: list[str] = [narrowed] if narrowed else []
     tried = [r for r in results if r.tried and r.info.name in decision.signed]
     if action == "guarded_trace" and choice is not None and choice.unsafe:
         warnings.append(choice.unsafe)

@@ -349,7 +349,7 @@ class FixSession:
         from autosig.infer.observations import InferOptions
 
         options = InferOptions.from_config(self.config, root, self.relax)
-        return replace(options, try_uncertain=try_uncertain)
+        return replace(options, try_uncertain=try_uncertain, unsafe_fixes=self.unsafe)
 
 
 def _read(collected: Sequence[CollectedFile], errors: list[AutosigError]) -> list[FixFile]:

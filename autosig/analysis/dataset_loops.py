@@ -1,0 +1,240 @@
+"""Which arguments of a call are elements of a ``tf.data`` dataset, read from the source.
+
+The evidence an ``input_signature`` needs to be labelled safe (``infer/domain_evidence``):
+a call ``step(x, y)`` inside ``for x, y in ds:`` (or ``for i, (x, y) in enumerate(ds)``,
+``for batch in ds.take(5)``), where ``ds`` is a ``tf.data`` dataset, passes elements of
+that dataset, and a dataset's elements all have one structure, dtype and rank (its
+``element_spec``). So the calls from that site have the dtype, rank and structure the
+profile saw there, and a signature written from them rejects nothing those calls pass.
+
+A name is a dataset when every binding of it in its scope is one (``ds = tf.data...``,
+``ds = ds.batch(4)``); an expression is one when it is a call of a ``tensorflow.data``
+API or Keras' ``*_dataset_from_*`` utilities, or a dataset method (``batch``, ``map``,
+``shuffle``...) called on a dataset. Pure, no TensorFlow.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import libcst as cst
+from libcst.metadata import Assignment, MetadataWrapper, ScopeProvider
+
+from autosig.source.metadata import MetadataView, PositionProvider, iter_tree
+
+DATASET_METHODS = frozenset(
+    {
+        "apply",
+        "batch",
+        "bucket_by_sequence_length",
+        "cache",
+        "concatenate",
+        "filter",
+        "interleave",
+        "map",
+        "padded_batch",
+        "prefetch",
+        "ragged_batch",
+        "rebatch",
+        "repeat",
+        "shard",
+        "shuffle",
+        "skip",
+        "take",
+        "take_while",
+        "unbatch",
+        "with_options",
+        "enumerate",
+        "flat_map",
+    }
+)
+"""Dataset methods that return a dataset."""
+DATASET_APIS = ("tensorflow.data.",)
+KERAS_DATASET_UTILS = frozenset(
+    {"image_dataset_from_directory", "text_dataset_from_directory", "timeseries_dataset_from_array"}
+)
+
+
+@dataclass(frozen=True)
+class ElementArgs:
+    """The arguments of one call that are dataset elements."""
+
+    positional: frozenset[int]
+    """Indices of positional arguments that are elements (or parts of one)."""
+    keywords: frozenset[str]
+    dataset: str
+    """How the dataset is written at the loop (``ds``, ``train_ds.take(3)``)."""
+    line: int
+    """The loop's line."""
+    n_positional: int
+    """How many positional arguments the call passes."""
+    keywords_passed: frozenset[str]
+
+
+def element_args(wrapper: MetadataWrapper, line: int, col: int | None) -> ElementArgs | str:
+    """The dataset-element arguments of the call whose callee starts at ``line``/``col``
+    (0-based column, as profiles record it; None: the only call on the line), or why
+    none can be told."""
+    view = MetadataView(wrapper)
+    calls = list(_calls_at(wrapper, line, col))
+    if len(calls) != 1:
+        return f"{len(calls)} calls found at line {line}"
+    call = calls[0]
+    scopes = wrapper.resolve(ScopeProvider)
+    positional: set[int] = set()
+    keywords: set[str] = set()
+    found: tuple[str, int] | None = None
+    n_positional = 0
+    passed: set[str] = set()
+    for index, arg in enumerate(call.args):
+        if arg.star:
+            return f"line {line} passes `{arg.star}` arguments"
+        if arg.keyword is None:
+            n_positional += 1
+        else:
+            passed.add(arg.keyword.value)
+        loop = _element_loop(view, scopes, arg.value)
+        if loop is None:
+            continue
+        where = (view.code(loop.iter), view.position(loop)[0])
+        if found is not None and where != found:
+            return f"line {line} passes elements of more than one dataset"
+        found = where
+        if arg.keyword is None:
+            positional.add(index)
+        else:
+            keywords.add(arg.keyword.value)
+    if found is None:
+        return f"no argument at line {line} is visibly an element of a tf.data dataset"
+    return ElementArgs(
+        frozenset(positional),
+        frozenset(keywords),
+        found[0],
+        found[1],
+        n_positional,
+        frozenset(passed),
+    )
+
+
+def _calls_at(wrapper: MetadataWrapper, line: int, col: int | None) -> Iterator[cst.Call]:
+    positions = wrapper.resolve(PositionProvider)
+    for node in iter_tree(wrapper.module):
+        if not isinstance(node, cst.Call):
+            continue
+        anchors = [positions[node.func].start]
+        if isinstance(node.func, cst.Attribute):
+            anchors.append(positions[node.func.attr].start)
+        if any(a.line == line and (col is None or a.column == col) for a in anchors):
+            yield node
+
+
+def _element_loop(view: MetadataView, scopes, value: cst.BaseExpression) -> cst.For | None:  # noqa: ANN001
+    """The dataset loop whose target binds ``value`` (``x``, ``batch["x"]``, ``xy[0]``):
+    the innermost ``for`` around the call (in the same function) whose target names it,
+    with no other assignment of the name in its body."""
+    while isinstance(value, cst.Subscript) and all(
+        isinstance(s.slice, cst.Index)
+        and isinstance(s.slice.value, (cst.SimpleString, cst.Integer))
+        for s in value.slice
+    ):
+        value = value.value
+    if not isinstance(value, cst.Name):
+        return None
+    name = value.value
+    for node in view.ancestors(value):
+        if isinstance(node, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+            return None
+        if not isinstance(node, cst.For) or not view.is_within(value, node.body):
+            continue
+        targets = [n for n in iter_tree(node.target) if isinstance(n, cst.Name) and n.value == name]
+        if not targets:
+            continue
+        scope = scopes.get(value)
+        if scope is None:
+            return None
+        others = [
+            b
+            for b in scope.assignments[name]
+            if isinstance(b, Assignment)
+            and b.node is not targets[0]
+            and view.is_within(b.node, node)
+        ]
+        if others or len(targets) != 1:
+            return None
+        iterated = _element_iter(node, targets[0], view)
+        return node if _is_dataset(view, scopes, iterated) else None
+    return None
+
+
+def _element_iter(
+    loop: cst.For, target: cst.CSTNode, view: MetadataView
+) -> cst.BaseExpression | None:
+    """The dataset the loop target ``target`` takes elements of: ``ds`` of ``for x in ds``,
+    of ``for i, x in enumerate(ds)`` (``x``, not ``i``)."""
+    it = loop.iter
+    if (
+        isinstance(it, cst.Call)
+        and isinstance(it.func, cst.Name)
+        and it.func.value == "enumerate"
+        and it.args
+    ):
+        pair = loop.target
+        if not isinstance(pair, (cst.Tuple, cst.List)) or len(pair.elements) != 2:
+            return None
+        if not view.is_within(target, pair.elements[1].value):
+            return None  # the counter
+        return it.args[0].value
+    return it
+
+
+def _is_dataset(  # noqa: ANN001
+    view: MetadataView, scopes, node: cst.BaseExpression | None, seen: frozenset = frozenset()
+) -> bool:
+    """``node`` is a tf.data dataset (``seen``: the bindings being asked about already:
+    ``ds = ds.batch(4)`` is a dataset when every other binding of ``ds`` is one)."""
+    if node is None or len(seen) > 20:
+        return False
+    if isinstance(node, cst.Call):
+        names = view.qualified_names(node.func)
+        if any(n.startswith(DATASET_APIS) for n in names):
+            return True
+        if any(n.rsplit(".", 1)[-1] in KERAS_DATASET_UTILS for n in names):
+            return True
+        func = node.func
+        if isinstance(func, cst.Attribute) and func.attr.value in DATASET_METHODS:
+            return _is_dataset(view, scopes, func.value, seen)
+        return False
+    if isinstance(node, cst.Name):
+        scope = scopes.get(node)
+        if scope is None:
+            return False
+        accesses = [a for a in scope.accesses[node.value] if a.node is node]
+        if len(accesses) != 1 or not accesses[0].referents:
+            return False
+        owner = next(iter(accesses[0].referents)).scope
+        bindings = list(owner.assignments[node.value])
+        for binding in bindings:
+            if not isinstance(binding, Assignment):
+                return False
+            if binding.node in seen:
+                continue
+            value = _assigned_value(view, binding.node)
+            if value is None:
+                return False
+            if not _is_dataset(view, scopes, value, seen | {binding.node}):
+                return False
+        return bool(bindings)
+    return False
+
+
+def _assigned_value(view: MetadataView, target: cst.CSTNode) -> cst.BaseExpression | None:
+    """``value`` of ``target = value`` (one plain target), else None."""
+    parent = view.parent(target)
+    if isinstance(parent, cst.AssignTarget):
+        statement = view.parent(parent)
+        if isinstance(statement, cst.Assign) and len(statement.targets) == 1:
+            return statement.value
+    if isinstance(parent, cst.AnnAssign) and parent.target is target:
+        return parent.value
+    return None
