@@ -152,12 +152,14 @@ def test_a_parameter_never_passed_is_seeded_around_not_narrowed() -> None:
         """\
         import tensorflow as tf
 
+        SCALE = tf.constant(1.0)
+
 
         @tf.function
         def attention(q, mask=None):
             if mask is not None:
                 q = q * mask
-            return q
+            return q * SCALE
         """
     )
     none = {"kind": "python", "type": "NoneType", "value": None}
@@ -373,12 +375,14 @@ def test_a_nested_class_s_guard_names_its_class_through_the_cell() -> None:
     space["Outer"].Inner()  # inside the try: a failing guard cannot escape
 
 
-def test_seeding_as_the_import_s_first_tensorflow_work_is_unsafe() -> None:
+def test_seeding_as_the_import_s_first_tensorflow_work_is_not_placed() -> None:
+    """Unsafe to seed there: no guarded trace; the safe default (ids' width varied) is
+    reduce_retracing=True, the signature an unsafe fix (issue 21)."""
     src = EMBED.replace("table = tf.Variable(tf.ones([10, 4]))", "table = None")
     plan = embed_plan(src)
-    assert (plan.action, plan.safety) == ("guarded_trace", "unsafe")
-    assert "the module's first TensorFlow work at import" in plan.warnings[0]
-    assert not fix(src, plan).changed  # not without --unsafe-fixes
+    assert (plan.action, plan.safety) == ("reduce_retracing", "safe")
+    assert "the module's first TensorFlow work at import" in plan.reasons[0]
+    assert "reduce_retracing=True" in fix(src, plan).new_text
 
 
 CONFIG_EMBED = textwrap.dedent(

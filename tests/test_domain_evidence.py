@@ -1,0 +1,224 @@
+"""An input_signature is labelled safe only with evidence of the domain (issue 21).
+
+Valid/invalid pairs for each kind of evidence (``infer/domain_evidence.py``,
+``analysis/dataset_loops.py``), for what a signature without it becomes
+(``guarded_trace.settle``: the guarded trace, else an unsafe signature whose safe default
+is reduce_retracing=True or nothing), and for the exponent rule (``python_params``).
+Real TensorFlow runs of original vs fixed programs: ``test_domain_evidence_tf.py``.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import libcst as cst
+import pytest
+from libcst.metadata import MetadataWrapper
+from test_infer import plan_of as known_domain_plan
+from test_infer import py, record, tensor
+
+from autosig.analysis.dataset_loops import ElementArgs, element_args
+from autosig.infer.domain_evidence import narrows
+from autosig.infer.observations import ParamResult
+from autosig.infer.specs import DictNode, ListNode, TensorSpecNode
+from autosig.profile.format import CallSite
+
+pytestmark = pytest.mark.filterwarnings("ignore")
+
+
+def plan_of(src: str, rec: Any, **options: Any) -> Any:
+    return known_domain_plan(src, rec, **{"guarded_trace": True, **options})
+
+
+def args_at(src: str, line: int, col: int | None = None) -> ElementArgs | str:
+    return element_args(MetadataWrapper(cst.parse_module(textwrap.dedent(src))), line, col)
+
+
+# -- dataset loops: valid / invalid ---------------------------------------------------------
+
+LOOPS = """\
+import tensorflow as tf
+import model as m
+ds = tf.data.Dataset.from_tensor_slices((xs, ys))
+ds = ds.shuffle(10).batch(4)
+for x, y in ds:
+    m.step(x, y)
+for i, (x, y) in enumerate(ds.take(3)):
+    m.step(x, training=y)
+for x in [1, 2]:
+    m.step(x, 1)
+def train(d):
+    for b in d.batch(2):
+        m.step(b["x"])
+for x, y in ds:
+    x = x * 2
+    m.step(x, y)
+for i, x in enumerate(ds):
+    m.step(i, x)
+"""
+
+
+def test_elements_of_a_tf_data_loop_are_found() -> None:
+    found = args_at(LOOPS, 6, 4)
+    assert isinstance(found, ElementArgs)
+    assert found.positional == {0, 1} and found.dataset == "ds"
+
+
+def test_a_rebound_dataset_chain_and_enumerate_are_followed() -> None:
+    found = args_at(LOOPS, 8, 4)
+    assert isinstance(found, ElementArgs)
+    assert found.positional == {0} and found.keywords == {"training"}
+
+
+def test_a_python_list_loop_is_not_a_dataset() -> None:
+    assert isinstance(args_at(LOOPS, 10, 4), str)
+
+
+def test_a_parameter_of_unknown_kind_is_not_a_dataset() -> None:
+    assert isinstance(args_at(LOOPS, 13, 8), str)
+
+
+def test_an_element_reassigned_in_the_loop_is_not_an_element() -> None:
+    found = args_at(LOOPS, 16, 4)
+    assert isinstance(found, ElementArgs) and found.positional == {1}  # y only
+
+
+def test_the_enumerate_counter_is_not_an_element() -> None:
+    found = args_at(LOOPS, 18, 4)
+    assert isinstance(found, ElementArgs) and found.positional == {1}
+
+
+# -- the choice with and without evidence ---------------------------------------------------
+
+STEP = "import tensorflow as tf\n\n\n@tf.function\ndef step(x, y):\n    return x * 2.0 + y\n"
+DRIVER_DATASET = """\
+import tensorflow as tf
+import numpy as np
+from model import step
+ds = tf.data.Dataset.from_tensor_slices((np.ones([10, 3], np.float32), np.ones([10], np.float32)))
+for x, y in ds.batch(4):
+    step(x, y)
+"""
+DRIVER_LIST = """\
+import numpy as np
+from model import step
+for n in (4, 4, 2):
+    x, y = np.ones([n, 3], np.float32), np.ones([n], np.float32)
+    step(x, y)
+"""
+
+
+def step_record(tmp_path: Path, driver: str, line: int) -> Any:
+    (tmp_path / "driver.py").write_text(driver)
+    calls = [{"x": tensor(n, 3), "y": tensor(n)} for n in (4, 4, 2)]
+    rec = record(STEP, calls, qualname="step", path="model.py")
+    rec.call_sites = [CallSite("driver.py", line, calls=3, col=4)]
+    return rec
+
+
+def test_calls_passing_dataset_elements_keep_the_signature_safe(tmp_path: Path) -> None:
+    rec = step_record(tmp_path, DRIVER_DATASET, 6)
+    plan = plan_of(STEP, rec, root=tmp_path)
+    assert (plan.action, plan.safety) == ("signature", "safe")
+    assert any(
+        r.startswith("the domain: every recorded call (3 calls, 1 call site) passes elements")
+        for r in plan.reasons
+    )
+
+
+def test_calls_passing_other_arrays_do_not_show_the_domain(tmp_path: Path) -> None:
+    rec = step_record(tmp_path, DRIVER_LIST, 5)
+    plan = plan_of(STEP, rec, root=tmp_path)
+    # model.py does no TensorFlow work at import: a seeding there is unsafe, so the
+    # safe default: reduce_retracing=True (x's size varied)
+    assert (plan.action, plan.safety) == ("reduce_retracing", "safe")
+    unsafe = plan_of(STEP, rec, root=tmp_path, unsafe_fixes=True)
+    assert (unsafe.action, unsafe.safety) == ("signature", "unsafe")
+    assert (
+        "`x`: only float32 tensors of rank 2 (a float64 NumPy array is cast" in (unsafe.warnings[0])
+    )
+
+
+def test_unrecorded_calls_are_no_evidence(tmp_path: Path) -> None:
+    rec = step_record(tmp_path, DRIVER_DATASET, 6)
+    rec.calls += 2  # two calls from elsewhere (another tf.function)
+    assert plan_of(STEP, rec, root=tmp_path).action != "signature"
+
+
+def test_a_config_policy_is_the_user_asking() -> None:
+    calls = [{"x": tensor(n, 3), "y": tensor(n)} for n in (4, 3, 2)]
+    rec = record(STEP, calls, qualname="step")
+    assert plan_of(STEP, rec, relax="batch").action == "signature"
+    assert plan_of(STEP, rec).action != "signature"
+
+
+# -- without evidence: the safe default ------------------------------------------------------
+
+MODULE_TF = "import tensorflow as tf\n\n\n@tf.function\ndef f(x):\n    return x * 2.0\n"
+
+
+def test_no_placement_and_shapes_varied_reduce_retracing() -> None:
+    calls = [{"x": tensor(n, 3)} for n in range(2, 10)]
+    plan = plan_of(MODULE_TF, record(MODULE_TF, calls))
+    # a module with no TensorFlow work at import: the seeding would be unsafe
+    assert (plan.action, plan.safety) == ("reduce_retracing", "safe")
+    assert plan.reasons[0].startswith("not an input_signature, an unsafe fix here")
+    assert "`autosig fix --unsafe-fixes` writes it" in plan.reasons[0]
+
+
+def test_no_shape_varied_nothing_safe() -> None:
+    calls = [{"x": tensor(3, dtype=d)} for d in ("float32", "float32", "float64")] * 3
+    plan = plan_of(MODULE_TF, record(MODULE_TF, calls))
+    assert plan.action == "none"
+
+
+# -- what a signature narrows ---------------------------------------------------------------
+
+
+def result(name: str, spec: Any) -> ParamResult:
+    calls = [{name: tensor(2)}]
+    rec = record("", calls)
+    from autosig.infer.observations import InferOptions, analyze_param
+
+    r = analyze_param(rec, rec.params[0], InferOptions())
+    r.spec = spec
+    return r
+
+
+def test_narrows_names_dtype_rank_cast_list_and_keys() -> None:
+    x = result("x", TensorSpecNode((None, 3), "float32"))
+    ids = result("ids", TensorSpecNode((None,), "int32"))
+    xs = result("xs", ListNode((TensorSpecNode((None,), "float32"),) * 2))
+    batch = result("batch", DictNode((("x", TensorSpecNode((None,), "int64")),)))
+    said = narrows([x, ids, xs, batch])
+    assert said[0] == (
+        "`x`: only float32 tensors of rank 2 (a float64 NumPy array is cast to float32 silently)"
+    )
+    assert said[1] == "`ids`: only int32 tensors of rank 1"
+    assert said[2].startswith("`xs`: a list of exactly 2 items")
+    assert said[3].startswith("`batch`: a dict with exactly the keys 'x' (another key raises)")
+
+
+# -- exponents stay Python values -----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("body", "python"),
+    [
+        ("tf.math.pow(x, g)", True),
+        ("x ** g", True),
+        ("tf.pow(x, y=g)", True),
+        ("tf.math.pow(g, x)", False),  # the base: a tensor computes the same
+        ("x * g", False),
+    ],
+)
+def test_an_exponent_stays_a_python_value(body: str, python: bool) -> None:
+    src = f"import tensorflow as tf\n\n\n@tf.function\ndef f(x, g):\n    return {body}\n"
+    calls = [{"x": tensor(n), "g": py(n / 4)} for n in range(2, 10)]
+    plan = known_domain_plan(src, record(src, calls))
+    g = next(p for p in plan.params if p.name == "g")
+    assert (g.spec is None) == python, plan.reasons
+    if python:
+        assert any("`g` must stay a Python value: it is an exponent" in r for r in plan.reasons)
