@@ -131,9 +131,8 @@ def test_calls_passing_dataset_elements_keep_the_signature_safe(tmp_path: Path) 
 def test_calls_passing_other_arrays_do_not_show_the_domain(tmp_path: Path) -> None:
     rec = step_record(tmp_path, DRIVER_LIST, 5)
     plan = plan_of(STEP, rec, root=tmp_path)
-    # model.py does no TensorFlow work at import: a seeding there is unsafe, so the
-    # safe default: reduce_retracing=True (x's size varied)
-    assert (plan.action, plan.safety) == ("reduce_retracing", "safe")
+    # model.py does no TensorFlow work at import: a seeding there is unsafe
+    assert (plan.action, plan.safety) == ("guarded_trace", "unsafe")
     unsafe = plan_of(STEP, rec, root=tmp_path, unsafe_fixes=True)
     assert (unsafe.action, unsafe.safety) == ("signature", "unsafe")
     assert (
@@ -156,13 +155,16 @@ def test_a_config_policy_is_the_user_asking() -> None:
 
 # -- without evidence: the safe default ------------------------------------------------------
 
-MODULE_TF = "import tensorflow as tf\n\n\n@tf.function\ndef f(x):\n    return x * 2.0\n"
+MODULE_TF = (
+    "import tensorflow as tf\n\n\nclass M(tf.Module):\n    @tf.function\n"
+    "    def f(self, x):\n        return x * 2.0\n"
+)
 
 
 def test_no_placement_and_shapes_varied_reduce_retracing() -> None:
     calls = [{"x": tensor(n, 3)} for n in range(2, 10)]
-    plan = plan_of(MODULE_TF, record(MODULE_TF, calls))
-    # a module with no TensorFlow work at import: the seeding would be unsafe
+    plan = plan_of(MODULE_TF, record(MODULE_TF, calls, qualname="M.f", is_method=True))
+    # a method of a class without an `__init__` of its own: nowhere to seed
     assert (plan.action, plan.safety) == ("reduce_retracing", "safe")
     assert plan.reasons[0].startswith("not an input_signature, an unsafe fix here")
     assert "`autosig fix --unsafe-fixes` writes it" in plan.reasons[0]
@@ -170,7 +172,7 @@ def test_no_placement_and_shapes_varied_reduce_retracing() -> None:
 
 def test_no_shape_varied_nothing_safe() -> None:
     calls = [{"x": tensor(3, dtype=d)} for d in ("float32", "float32", "float64")] * 3
-    plan = plan_of(MODULE_TF, record(MODULE_TF, calls))
+    plan = plan_of(MODULE_TF, record(MODULE_TF, calls, qualname="M.f", is_method=True))
     assert plan.action == "none"
 
 

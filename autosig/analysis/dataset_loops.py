@@ -72,12 +72,15 @@ class ElementArgs:
     keywords_passed: frozenset[str]
 
 
-def element_args(wrapper: MetadataWrapper, line: int, col: int | None) -> ElementArgs | str:
+def element_args(
+    wrapper: MetadataWrapper, line: int, col: int | None, callee: str | None = None
+) -> ElementArgs | str:
     """The dataset-element arguments of the call whose callee starts at ``line``/``col``
-    (0-based column, as profiles record it; None: the only call on the line), or why
-    none can be told."""
+    (0-based column, as profiles record it; None: the only call on the line), named
+    ``callee`` (``step`` of ``model.step(...)``; None: any name, as for ``__call__``),
+    or why none can be told."""
     view = MetadataView(wrapper)
-    calls = list(_calls_at(wrapper, line, col))
+    calls = [c for c in _calls_at(wrapper, line, col) if callee is None or _name(c) == callee]
     if len(calls) != 1:
         return f"{len(calls)} calls found at line {line}"
     call = calls[0]
@@ -115,6 +118,15 @@ def element_args(wrapper: MetadataWrapper, line: int, col: int | None) -> Elemen
         n_positional,
         frozenset(passed),
     )
+
+
+def _name(call: cst.Call) -> str | None:
+    func = call.func
+    if isinstance(func, cst.Name):
+        return func.value
+    if isinstance(func, cst.Attribute):
+        return func.attr.value
+    return None
 
 
 def _calls_at(wrapper: MetadataWrapper, line: int, col: int | None) -> Iterator[cst.Call]:

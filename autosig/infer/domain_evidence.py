@@ -86,7 +86,7 @@ def dataset_calls(
         wrapper = _wrapper(site.path, root, own)
         if wrapper is None:
             return None, f"{site.where} could not be read"
-        found = element_args(wrapper, site.line, site.col)
+        found = element_args(wrapper, site.line, site.col, _callee(record.qualname))
         if isinstance(found, str):
             return None, f"{site.where}: {found}"
         covered = _covered(found, positional)
@@ -103,6 +103,12 @@ def dataset_calls(
         "whose elements share one structure, dtype and rank",
         "",
     )
+
+
+def _callee(qualname: str) -> str | None:
+    """The name a call of the function goes through (None for ``__call__``: any)."""
+    name = qualname.rsplit(".", 1)[-1]
+    return None if name == "__call__" or name.startswith("<") else name
 
 
 def _covered(found: ElementArgs, positional: list[str]) -> set[str]:

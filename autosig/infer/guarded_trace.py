@@ -157,19 +157,17 @@ def choose(
         if isinstance(placement, Placement)
         else f"already in the file (line {placement.line})"  # type: ignore[union-attr]
     )
+    unsafe = None
     if isinstance(placement, Placement) and placement.init is None:
         if not runtime_started(MetadataView(source.wrapper)):
-            # not safe to place: the safe default (``settle``) is then reduce_retracing
-            return GuardedChoice(
-                None, {}, kept=f"{why}; no guarded relaxed trace: {RUNTIME_REASON}"
-            )
+            unsafe = RUNTIME_REASON
     guarded = GuardedTrace(
         why=why,
         where=where,
         params=tuple(specs),
         line=placement.line if placement is not None else 0,
     )
-    return GuardedChoice(guarded, specs)
+    return GuardedChoice(guarded, specs, unsafe=unsafe)
 
 
 UNSAFE_OFFER = "`autosig fix --unsafe-fixes` writes it"
