@@ -131,13 +131,28 @@ def test_calls_passing_dataset_elements_keep_the_signature_safe(tmp_path: Path) 
 def test_calls_passing_other_arrays_do_not_show_the_domain(tmp_path: Path) -> None:
     rec = step_record(tmp_path, DRIVER_LIST, 5)
     plan = plan_of(STEP, rec, root=tmp_path)
-    # model.py does no TensorFlow work at import: a seeding there is unsafe
-    assert (plan.action, plan.safety) == ("guarded_trace", "unsafe")
+    # model.py does no TensorFlow work at import (no seeding there) and step reads no
+    # Python state at trace time: the safe default, reduce_retracing=True
+    assert (plan.action, plan.safety) == ("reduce_retracing", "safe")
+    assert "`x`: only float32 tensors of rank 2 (a float64 NumPy array is cast" in (plan.reasons[0])
     unsafe = plan_of(STEP, rec, root=tmp_path, unsafe_fixes=True)
     assert (unsafe.action, unsafe.safety) == ("signature", "unsafe")
-    assert (
-        "`x`: only float32 tensors of rank 2 (a float64 NumPy array is cast" in (unsafe.warnings[0])
-    )
+    assert "the input_signature narrows the domain" in unsafe.warnings[0]
+
+
+PHASED = STEP.replace("return x * 2.0 + y", "return x * PHASE + y").replace(
+    "import tensorflow as tf\n", "import tensorflow as tf\n\nPHASE = 2.0\n"
+)
+
+
+def test_trace_time_state_keeps_the_unsafe_guarded_trace() -> None:
+    """A global read while tracing, which code outside the project may change (issue
+    22): reduce_retracing would keep its first value as any fix that traces less; only
+    the unsafe guarded trace is offered (contract class 22 stays unfixed, not broken)."""
+    assert "PHASE = 2.0" in PHASED
+    calls = [{"x": tensor(n, 3), "y": tensor(n)} for n in (4, 3, 2)]
+    plan = plan_of(PHASED, record(PHASED, calls, qualname="step", path="model.py"))
+    assert (plan.action, plan.safety) == ("guarded_trace", "unsafe")
 
 
 def test_unrecorded_calls_are_no_evidence(tmp_path: Path) -> None:

@@ -763,7 +763,12 @@ class _Advice:
                 + "; ".join(plan.warnings)
             ]
         if plan is not None and plan.action == "signature":
-            return _probe_basis(self.command, plan)
+            said = [
+                f"{self.command} writes {plan.qualname}'s input_signature as a safe fix: {r}"
+                for r in plan.reasons
+                if r.startswith("the domain: ")
+            ]
+            return said[:1] + _probe_basis(self.command, plan)
         if plan is None or not self.pointed:
             return []
         reasons = "; ".join(dict.fromkeys(plan.reasons)) or "no reason given"

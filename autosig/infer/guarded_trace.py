@@ -160,6 +160,15 @@ def choose(
     unsafe = None
     if isinstance(placement, Placement) and placement.init is None:
         if not runtime_started(MetadataView(source.wrapper)):
+            if not shapes.use.state_reads:
+                # not placed: the safe default (``settle``) applies instead
+                return GuardedChoice(
+                    None, {}, kept=f"{why}; no guarded relaxed trace: {RUNTIME_REASON}"
+                )
+            # it reads Python state at trace time, which code outside the project may
+            # change (issue 22): any fix that traces less keeps the first value, so only
+            # the unsafe guarded trace is offered (measured: reduce_retracing there broke
+            # 2 contract programs of class 22)
             unsafe = RUNTIME_REASON
     guarded = GuardedTrace(
         why=why,
