@@ -215,6 +215,9 @@ def write_profile(root: Path, train: str, *, stale: bool = False) -> Path:
                 ],
                 "calls": 3,
                 "traces": 3,
+                # every call passes elements of a tf.data dataset: the evidence a safe
+                # input_signature needs (issue 21; LOOP below)
+                "call_sites": [{"path": "src/loop.py", "line": 6, "calls": 3, "col": 4}],
                 "signatures": [
                     {
                         "args": {
@@ -277,10 +280,21 @@ def write_profile(root: Path, train: str, *, stale: bool = False) -> Path:
     return path
 
 
+LOOP = """\
+import tensorflow as tf
+from train import Model
+ds = tf.data.Dataset.from_tensor_slices(tf.zeros([96, 17])).batch(32)
+m = Model()
+for x in ds:
+    m.step(x, 0.1)
+"""
+
+
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
     (tmp_path / "src").mkdir()
     (tmp_path / "src" / "train.py").write_text(TRAIN)
+    (tmp_path / "src" / "loop.py").write_text(LOOP)
     (tmp_path / "elsewhere").mkdir()
     (tmp_path / "elsewhere" / "lib.py").write_text(
         "import tensorflow as tf\n@tf.function\ndef helper(x):\n    return x\n"

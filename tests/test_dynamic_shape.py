@@ -63,7 +63,7 @@ PROFILE = [(n, n + 1) for n in range(2, 12)]
 
 def fixed(src: str) -> tuple[FunctionPlan, str]:
     """The plan for ``f`` in ``src`` and the text ``fix --profile`` writes."""
-    plan = infer_function(_record(src, PROFILE), src, InferOptions())
+    plan = infer_function(_record(src, PROFILE), src, InferOptions(guarded_trace=False))
     result = fix_text(src, "m.py", plan=Plan([plan]), rules=[], unsafe_fixes=False)
     again = fix_text(result.new_text, "m.py", plan=Plan([plan]), rules=[], unsafe_fixes=False)
     assert again.new_text == result.new_text, "a second fix must change nothing"
@@ -292,7 +292,7 @@ def test_only_reads_in_the_way_are_rewritten() -> None:
     for sig in rec.signatures:
         sig.args = {"x3": sig.args.pop("x")}
         sig.passed = {"x3": "positional"}
-    plan = infer_function(rec, src, InferOptions())
+    plan = infer_function(rec, src, InferOptions(guarded_trace=False))
     assert [r.replacement() for r in plan.shape_rewrites] == [
         "tf.shape(x3)[0], tf.shape(x3)[1], x3.shape[2]"
     ]
@@ -304,7 +304,7 @@ def test_only_reads_in_the_way_are_rewritten() -> None:
 def test_fix_summary_says_what_was_rewritten_and_why() -> None:
     case = REWRITTEN["range_loop_writing_a_tensor_array"]
     src = case.head + case.body
-    plan = infer_function(_record(src, PROFILE), src, InferOptions())
+    plan = infer_function(_record(src, PROFILE), src, InferOptions(guarded_trace=False))
     result = fix_text(src, "m.py", plan=Plan([plan]), rules=[], unsafe_fixes=False)
     lines = file_summary(result, written=False)
     assert (

@@ -106,12 +106,12 @@ PYRAMID_LINE = MODEL.splitlines().index("def pyramid(x, k):") + 1
 
 def test_undecided_parameter_is_tried_only_when_verifying() -> None:
     rec = record("lookup", LOOKUP_LINE, [0, 1, 2, 3])
-    plain = infer_function(rec, MODEL, InferOptions())
+    plain = infer_function(rec, MODEL, InferOptions(guarded_trace=False))
     assert plain.action == "none" and not plain.tried
     assert any(
         "`autosig fix --verify --unsafe-fixes` could settle it" in r for r in plain.reasons
     ), plain.reasons
-    tried = infer_function(rec, MODEL, InferOptions(try_uncertain=True))
+    tried = infer_function(rec, MODEL, InferOptions(try_uncertain=True, guarded_trace=False))
     assert tried.action == "signature" and tried.tried == ("k",)
     assert any("`k` tried as a tensor" in r for r in tried.reasons), tried.reasons
     # evidence from the profiled calls, not a proof for every other value: unsafe
@@ -121,7 +121,10 @@ def test_undecided_parameter_is_tried_only_when_verifying() -> None:
 
 def test_a_certain_use_beside_an_undecided_one_is_never_tried() -> None:
     rec = record("pyramid", PYRAMID_LINE, [1, 2, 3])
-    for options in (InferOptions(), InferOptions(try_uncertain=True)):
+    for options in (
+        InferOptions(guarded_trace=False),
+        InferOptions(try_uncertain=True, guarded_trace=False),
+    ):
         plan = infer_function(rec, MODEL, options)
         assert plan.action != "signature" and not plan.tried
         assert not any("could settle it" in r for r in plan.reasons), plan.reasons
