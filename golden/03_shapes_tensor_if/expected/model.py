@@ -3,7 +3,7 @@
 import tensorflow as tf
 
 
-@tf.function(input_signature=[tf.TensorSpec(shape=[None, None], dtype=tf.float32)])
+@tf.function(reduce_retracing=True)
 def normalize(features):
     total = tf.reduce_sum(features)
     if total > 0:  # a tensor condition: autograph makes it a tf.cond, not a retrace

@@ -28,10 +28,7 @@ class TinyTransformer(tf.Module):
 net = TinyTransformer()
 
 
-@tf.function(input_signature=[
-    tf.TensorSpec(shape=[None, None], dtype=tf.int64),
-    tf.TensorSpec(shape=[None], dtype=tf.int64),
-])
+@tf.function
 def train_step(tokens, labels):
     with tf.GradientTape() as tape:
         logits = net(tokens)

@@ -9,11 +9,7 @@ class Smoother(tf.Module):
         laplacian = [[0.0, 1.0, 0.0], [1.0, -4.0, 1.0], [0.0, 1.0, 0.0]]
         self.kernel = tf.constant(laplacian, shape=[3, 3, 1, 1])
 
-    @tf.function(input_signature=[
-        tf.TensorSpec(shape=[None, None, None, None], dtype=tf.float32),
-        tf.TensorSpec(shape=[], dtype=tf.int32),
-        tf.TensorSpec(shape=[], dtype=tf.float32),
-    ])
+    @tf.function(reduce_retracing=True)
     def __call__(self, image, steps, step_size):
         for _ in tf.range(steps):
             edges = tf.nn.conv2d(image, self.kernel, strides=1, padding="SAME")

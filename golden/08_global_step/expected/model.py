@@ -5,11 +5,7 @@ import tensorflow as tf
 w = tf.Variable(tf.zeros([5]), name="w")
 
 
-@tf.function(input_signature=[
-    tf.TensorSpec(shape=[None, 5], dtype=tf.float32),
-    tf.TensorSpec(shape=[None], dtype=tf.float32),
-    tf.TensorSpec(shape=[], dtype=tf.int64),
-])
+@tf.function
 def train_step(x, y, global_step):
     learning_rate = 0.2 * 0.95 ** tf.cast(global_step, tf.float32)
     with tf.GradientTape() as tape:

@@ -13,10 +13,7 @@ def rnn_step(inputs, state):
     return tf.tanh(inputs @ W_IN + state @ W_REC)
 
 
-@tf.function(input_signature=[
-    tf.TensorSpec(shape=[None, None, 4], dtype=tf.float32),
-    tf.TensorSpec(shape=[None, 8], dtype=tf.float32),
-])
+@tf.function(reduce_retracing=True)
 def encode(input_data, initial_state):
     # [batch, time, features] -> [time, batch, features]
     input_data = tf.transpose(input_data, [1, 0, 2])

@@ -8,7 +8,7 @@ W_GATE = tf.Variable(tf.random.stateless_normal([DIM, DIM], seed=[5, 6]) * 0.4)
 W_SCORE = tf.Variable(tf.random.stateless_normal([DIM, 1], seed=[7, 8]) * 0.4)
 
 
-@tf.function(input_signature=[tf.TensorSpec(shape=[None, None, 6], dtype=tf.float32)])
+@tf.function(reduce_retracing=True)
 def summarize(x):
     b, t, d = tf.shape(x)[0], tf.shape(x)[1], x.shape[2]  # batch, time, features
     summary = tf.zeros([b, d])

@@ -8,10 +8,7 @@ FEATURES = 5
 kernel = tf.Variable(tf.eye(FEATURES), name="kernel")
 
 
-@tf.function(input_signature=[
-    tf.TensorSpec(shape=[None, None, 5], dtype=tf.float32),
-    tf.TensorSpec(shape=[], dtype=tf.int32),
-])
+@tf.function
 def train_step(window, target):
     inputs, labels = split_window(window)
     with tf.GradientTape() as tape:

@@ -10,12 +10,7 @@ model = keras.Sequential(
 criterion = keras.losses.BinaryCrossentropy(from_logits=True)
 
 
-@tf.function(input_signature=[
-    tf.TensorSpec(shape=[None, 4], dtype=tf.float32),
-    tf.TensorSpec(shape=[None], dtype=tf.float32),
-    tf.TensorSpec(shape=[], dtype=tf.int32),
-    tf.TensorSpec(shape=[], dtype=tf.float32),
-])
+@tf.function
 def class_step(x, y, k, weight):
     with tf.GradientTape() as tape:
         p = model(x)

@@ -14,11 +14,7 @@ train_loss = keras.metrics.Mean(name="train_loss")
 train_accuracy = keras.metrics.SparseCategoricalAccuracy(name="train_accuracy")
 
 
-@tf.function(input_signature=[
-    tf.TensorSpec(shape=[None, 6], dtype=tf.float32),
-    tf.TensorSpec(shape=[None], dtype=tf.int64),
-    tf.TensorSpec(shape=[], dtype=tf.int32),
-])
+@tf.function
 def train_step(images, labels, epoch):
     with tf.GradientTape() as tape:
         predictions = model(images, training=True)

@@ -9,10 +9,7 @@ def write_tensor(filename, tensor):
     tf.io.write_file(filename, tf.io.serialize_tensor(tensor))
 
 
-@tf.function(input_signature=[
-    tf.TensorSpec(shape=[None, None], dtype=tf.float32),
-    tf.TensorSpec(shape=[], dtype=tf.string),
-])
+@tf.function
 def advance(forcing, snapshot_path):
     state.assign(0.9 * state + forcing)
     write_tensor(snapshot_path, state.read_value())

@@ -21,11 +21,7 @@ class DeepDream(tf.Module):
         super().__init__()
         self.model = model
 
-    @tf.function(input_signature=[
-        tf.TensorSpec(shape=[None, None, None], dtype=tf.float32),
-        tf.TensorSpec(shape=[], dtype=tf.int32),
-        tf.TensorSpec(shape=[], dtype=tf.float32),
-    ])
+    @tf.function(reduce_retracing=True)
     def __call__(self, img, steps, step_size):
         loss = tf.constant(0.0)
         for _ in tf.range(steps):
