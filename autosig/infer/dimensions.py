@@ -20,11 +20,7 @@ from dataclasses import dataclass, field
 from autosig.analysis.project_writes import OtherFiles
 from autosig.analysis.shape_reads import ShapeRead, ShapeUse, autograph_enabled, shape_use
 from autosig.analysis.trace_state import state_reason
-from autosig.infer.observations import (  # noqa: F401 - guarded_trace reads tensor_shapes here
-    Observed,
-    ParamResult,
-    tensor_shapes,
-)
+from autosig.infer.observations import Observed, ParamResult
 from autosig.infer.plan import Blocker, ShapeRewrite
 from autosig.infer.probe_evidence import DimProof, dim_proof, tie_label
 from autosig.infer.shape_rewrites import choose_rewrites
