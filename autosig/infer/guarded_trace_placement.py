@@ -31,6 +31,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 import libcst as cst
+from libcst.helpers import get_full_name_for_node
 
 from autosig.analysis.optimizer_build import first_parameter
 from autosig.analysis.trace_state import target_leaves
@@ -224,15 +225,7 @@ def _bound_names(statement: cst.BaseStatement) -> Iterator[str]:
         elif isinstance(node, cst.NamedExpr):
             yield from _target_names(node.target)
         elif isinstance(node, cst.ImportAlias) and node.asname is None:
-            yield _import_name(node.name).split(".")[0]
-
-
-def _import_name(node: cst.BaseExpression) -> str:
-    if isinstance(node, cst.Name):
-        return node.value
-    if isinstance(node, cst.Attribute):
-        return f"{_import_name(node.value)}.{node.attr.value}"
-    return ""
+            yield (get_full_name_for_node(node.name) or "").split(".")[0]
 
 
 def _target_names(node: cst.CSTNode) -> Iterator[str]:
