@@ -30,7 +30,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from libcst import CSTNode, CSTVisitor
+from libcst import CSTNode, CSTVisitor, Module
+from libcst._batched_visitor import BatchableCSTVisitor, _BatchedCSTVisitor
 
 try:
     from libcst._version import __version__ as _LIBCST_VERSION
@@ -142,8 +143,26 @@ def _is_node(value: Any) -> bool:
     return known
 
 
+_MODULE_HANDLERS = frozenset({"visit_Module", "leave_Module"})
+
+
+def _module_only(visitor: _BatchedCSTVisitor) -> bool:
+    """A batched pass whose visitors handle only the module node (libcst's
+    ``ScopeProvider`` and ``ExpressionContextProvider`` each run their own whole-tree
+    visitor from ``visit_Module``): walking the children would call no handler."""
+    return (
+        visitor.before_visit is None
+        and visitor.after_leave is None
+        and _MODULE_HANDLERS.issuperset(visitor.visitor_methods)
+    )
+
+
 def _visit(self: CSTNode, visitor: Any) -> Any:
     kind = type(visitor)
+    if kind is _BatchedCSTVisitor and type(self) is Module and _module_only(visitor):
+        visitor.on_visit(self)
+        visitor.on_leave(self)
+        return self
     read_only = _READ_ONLY.get(kind)
     if read_only is None:
         read_only = _READ_ONLY[kind] = isinstance(visitor, CSTVisitor)
@@ -168,14 +187,32 @@ def _visit(self: CSTNode, visitor: Any) -> Any:
     return self
 
 
+_libcst_get_visitors = BatchableCSTVisitor.get_visitors
+_HANDLER_NAMES: dict[type, tuple[str, ...]] = {}
+"""Batchable visitor type -> the names of its ``visit_*``/``leave_*`` methods that are not
+no-op stubs (what libcst's ``get_visitors`` finds with ``inspect.getmembers`` on every
+resolution: about a millisecond per provider and file)."""
+
+
+def _get_visitors(self: BatchableCSTVisitor) -> dict[str, Any]:
+    kind = type(self)
+    names = _HANDLER_NAMES.get(kind)
+    if names is None:
+        names = _HANDLER_NAMES[kind] = tuple(_libcst_get_visitors(self))
+    return {name: getattr(self, name) for name in names}
+
+
 @contextmanager
 def read_only_visits() -> Iterator[None]:
-    """Within the block, ``CSTVisitor`` traversals skip libcst's node copies (re-entrant)."""
+    """Within the block, ``CSTVisitor`` traversals skip libcst's node copies, a batched
+    metadata pass whose providers only handle the module does not walk the tree again,
+    and batchable visitors' handlers are looked up once per type (re-entrant)."""
     global _depth
     with _lock:
         _depth += 1
         if _depth == 1:
             CSTNode.visit = _visit  # type: ignore[method-assign]
+            BatchableCSTVisitor.get_visitors = _get_visitors  # type: ignore[method-assign]
     try:
         yield
     finally:
@@ -183,3 +220,4 @@ def read_only_visits() -> Iterator[None]:
             _depth -= 1
             if _depth == 0:
                 CSTNode.visit = _libcst_visit  # type: ignore[method-assign]
+                BatchableCSTVisitor.get_visitors = _libcst_get_visitors  # type: ignore[method-assign]
