@@ -675,7 +675,13 @@ def _bound_names(small: cst.BaseSmallStatement) -> Iterator[tuple[str, cst.BaseE
 
 def _own_nodes(function: cst.FunctionDef, kind: type) -> Iterator[Any]:
     """Nodes of ``kind`` in the def's body, not inside nested defs, lambdas or classes."""
-    return (node for node in _own_node_list(function) if isinstance(node, kind))
+    return iter(_own_nodes_of(function, kind))
+
+
+@functools.lru_cache(maxsize=4096)
+def _own_nodes_of(function: cst.FunctionDef, kind: type) -> tuple[Any, ...]:
+    """``_own_nodes``' answer, kept: asked again for every attribute a question follows."""
+    return tuple(node for node in _own_node_list(function) if isinstance(node, kind))
 
 
 @functools.lru_cache(maxsize=4096)

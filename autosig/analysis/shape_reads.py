@@ -79,7 +79,7 @@ from autosig.analysis.tf_apis import (
 from autosig.analysis.tf_objects import method_of
 from autosig.analysis.tf_random_apis import draws_per_trace
 from autosig.analysis.trace_state import StateChange, StateKind, StateRead, state_changes
-from autosig.source.metadata import children, iter_tree
+from autosig.source.metadata import children, index_tree
 from autosig.source.project_modules import ModuleResolver
 
 ReadKind = Literal["control", "python", "tf", "callee"]
@@ -451,10 +451,9 @@ class _FunctionWalk:
         self.depth = depth
         self.self_class = self_class
         """The class of the instance ``self`` is in this method (its own, or a subclass's)."""
-        self.parents: dict[cst.CSTNode, cst.CSTNode] = {}
-        for node in iter_tree(function):
-            for child in children(node):
-                self.parents[child] = node
+        self.nodes, self.parents, self.kids = index_tree(function)
+        """The function's nodes (``iter_tree``'s order), their parents and children: one
+        walk, asked by every question below."""
         self.taint: dict[str, Taint] = {k: dict(v) for k, v in params.items()}
         self.shapes: dict[str, Taint] = dict(shapes or {})
         """Names bound to a parameter's static shape (``build(self, input_shape)``)."""
@@ -462,7 +461,7 @@ class _FunctionWalk:
         self._apis: dict[int, str | None] = {}
         self.nested = {
             node.name.value: node
-            for node in iter_tree(function)
+            for node in self.nodes
             if isinstance(node, cst.FunctionDef) and node is not function
         }
         """Defs nested in this function, by name: their bodies are walked with it."""
@@ -496,7 +495,7 @@ class _FunctionWalk:
 
     # -- data flow ------------------------------------------------------------------------
     def _collect(self) -> None:
-        for node in iter_tree(self.function):
+        for node in self.nodes:
             pairs: list[tuple[cst.CSTNode, cst.BaseExpression, bool]] = []
             if isinstance(node, cst.Assign):
                 pairs = [(t.target, node.value, False) for t in node.targets]
@@ -629,14 +628,15 @@ class _FunctionWalk:
         if isinstance(node, (cst.Lambda, cst.FunctionDef)):
             return {}
         out: Taint = {}
-        for child in children(node):
+        found = self.kids.get(node)
+        for child in children(node) if found is None else found:
             for param in self.taint_of(child):
                 out[param] = False
         return out
 
     # -- reads ----------------------------------------------------------------------------
     def run(self) -> None:
-        for node in iter_tree(self.function):
+        for node in self.nodes:
             if isinstance(node, cst.Attribute):
                 self._attribute(node)
                 self._state_attribute(node)
@@ -1223,7 +1223,7 @@ class _FunctionWalk:
         if not targets:
             return "python"  # stored in an attribute, a dict, ...: used who knows where
         kinds: list[ReadKind] = []
-        for node in iter_tree(self.function):
+        for node in self.nodes:
             if isinstance(node, cst.Name) and node.value in targets and not self._is_store(node):
                 kind = self._kind(node, depth + 1)
                 if kind is not None:

@@ -25,7 +25,7 @@ from libcst.metadata import MetadataWrapper
 from autosig.analysis.project_writes import OtherFiles
 from autosig.rules.violation import ImportNeeded
 from autosig.source.discover import FunctionSite, discover_sites, parse_module
-from autosig.source.metadata import MetadataView, PositionProvider
+from autosig.source.metadata import MetadataView, PositionProvider, Wrapper
 from autosig.source.project_modules import ProjectModules
 from autosig.source.suppress import Suppressions
 
@@ -40,18 +40,26 @@ class FileContext(MetadataView):
     """One parsed file plus everything rules need to inspect and fix it (but the facts
     rules share: ``RuleContext``)."""
 
-    def __init__(self, wrapper: MetadataWrapper, sites: list[FunctionSite], path: str) -> None:
+    def __init__(
+        self,
+        wrapper: MetadataWrapper,
+        sites: list[FunctionSite],
+        path: str,
+        text: str | None = None,
+    ) -> None:
         super().__init__(wrapper)
         self.sites = sites
         self.path = path
-        self.text = self.module.code
+        self.text = self.module.code if text is None else text
+        """The parsed text (libcst's module prints back exactly the text it parsed:
+        given, it need not be generated again, a whole-module pass)."""
         self.tf_alias, self.tf_import, self._tf_statement = _tensorflow_alias(self.module)
 
     @classmethod
     def from_text(cls: type[C], text: str, path: str) -> C:
         """Parse and discover; raises AutosigError naming ``path`` if it does not parse."""
-        wrapper = MetadataWrapper(parse_module(text, path), unsafe_skip_copy=True)
-        return cls(wrapper, discover_sites(wrapper, path), path)
+        wrapper = Wrapper(parse_module(text, path), unsafe_skip_copy=True)
+        return cls(wrapper, discover_sites(wrapper, path), path, text)
 
     # -- metadata ----------------------------------------------------------------------
     def refers_to(self, node: cst.CSTNode, *names: str) -> bool:

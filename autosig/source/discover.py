@@ -24,6 +24,7 @@ from autosig.source.metadata import (
     MetadataView,
     ParentProvider,
     PositionProvider,
+    Wrapper,
     iter_tree,
     qualified_names,
 )
@@ -345,7 +346,7 @@ def discover_sites(wrapper: MetadataWrapper, path: str) -> list[FunctionSite]:
 
 def discover_text(text: str, path: str = "<string>") -> tuple[MetadataWrapper, list[FunctionSite]]:
     """Parse ``text`` and discover its sites; raises AutosigError if it does not parse."""
-    wrapper = MetadataWrapper(parse_module(text, path), unsafe_skip_copy=True)
+    wrapper = Wrapper(parse_module(text, path), unsafe_skip_copy=True)
     return wrapper, discover_sites(wrapper, path)
 
 

@@ -125,15 +125,14 @@ def _parse(path: str, mtime_ns: int, size: int, reach: str | None) -> MetadataWr
     that calls into it (``fix`` re-reads its own file after each pass; the modules it
     imports stay put)."""
     del mtime_ns, size  # the cache key: a changed file is parsed again
-    from libcst.metadata import MetadataWrapper
-
     from autosig.source.discover import parse_module
+    from autosig.source.metadata import Wrapper
     from autosig.source.skeleton import reached_skeleton
 
     try:
         text = read_source(path).text
         if reach is not None:
             text = reached_skeleton(text, (reach,))
-        return MetadataWrapper(parse_module(text, path), unsafe_skip_copy=True)
+        return Wrapper(parse_module(text, path), unsafe_skip_copy=True)
     except (AutosigError, OSError, UnicodeError):
         return None
