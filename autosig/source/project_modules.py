@@ -40,6 +40,15 @@ MAX_BYTES = 500_000
 PARENTS = 4
 """How many folders above a traced file may hold the package root."""
 
+WHOLE_AFTER = 2
+"""A module followed for more than this many different functions in one process is
+parsed whole once (a cut-down module answers about its function as the whole one does,
+so any later ``reach`` is answered by the whole module) instead of once per function:
+tf-models-official's ``preprocess_ops_3d`` was parsed ten times, cut ten ways."""
+
+_REACHES: dict[tuple[str, int, int], set[str]] = {}
+"""File version -> the functions it was asked to be cut down to so far."""
+
 
 class ProjectModules:
     """Dotted module name -> parsed module (None: not in the project or not parseable)."""
@@ -104,7 +113,13 @@ class ProjectModules:
         if stat.st_size > MAX_BYTES:
             return None
         self._paths[dotted] = candidate
-        return _parse(str(candidate), stat.st_mtime_ns, stat.st_size, reach)
+        version = (str(candidate), stat.st_mtime_ns, stat.st_size)
+        if reach is not None:
+            reaches = _REACHES.setdefault(version, set())
+            reaches.add(reach)
+            if len(reaches) > WHOLE_AFTER:
+                reach = None  # the whole module answers every reach the same
+        return _parse(*version, reach)
 
 
 def _question(roots: list[Path], dotted: str) -> str:
