@@ -32,6 +32,7 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from autosig.analysis.attribute_writes import ANY, FileWrites, scan_writes
 from autosig.source.dependencies import file_digest, note_dependency, run_number
@@ -63,6 +64,63 @@ MAY_COPY = ("deepcopy", "dump", "Pickler")
 KEPT_TEXT_BYTES = 64_000_000
 """How much of the project's text a process keeps between questions."""
 
+_WORD = re.compile(r"\w+")
+
+Facts = tuple[int, int, int, bool, bool, bool, str | None, list[Any] | None]
+"""A file's inode, size and modification time (ns) when read, what it may do
+(``_FileText``'s ``sets_any``, ``copies``, ``spells_names``, ``words``) and its scan
+(``FileWrites``' attributes and copies; None: not scanned)."""
+
+_FACTS: dict[str, Facts] = {}
+"""Path -> facts of files read in this process or stored by an earlier run."""
+_facts_changed = False
+_keeping_facts = False
+"""Whether facts are listed and kept (a result cache asked for them: ``remember_facts``)."""
+
+
+def remember_facts(stored: object) -> None:
+    """Take the facts an earlier run stored (``known_facts``; bad entries skipped) and
+    keep the facts of the files this run reads, for the next (the result cache calls
+    this; without one nothing is listed or kept)."""
+    global _keeping_facts
+    _keeping_facts = True
+    if not isinstance(stored, dict):
+        return
+    for path, entry in stored.items():
+        if (
+            isinstance(path, str)
+            and isinstance(entry, list)
+            and len(entry) == 8
+            and all(type(n) is int for n in entry[:3])
+            and all(type(flag) is bool for flag in entry[3:6])
+            and (entry[6] is None or isinstance(entry[6], str))
+            and (entry[7] is None or _is_scan(entry[7]))
+        ):
+            _FACTS.setdefault(path, tuple(entry))  # type: ignore[arg-type]
+
+
+def _is_scan(scan: object) -> bool:
+    return (
+        isinstance(scan, list)
+        and len(scan) == 2
+        and isinstance(scan[0], dict)
+        and all(
+            isinstance(name, str)
+            and isinstance(lines, list)
+            and all(type(line) is int for line in lines)
+            for name, lines in scan[0].items()
+        )
+        and isinstance(scan[1], list)
+        and all(type(line) is int for line in scan[1])
+    )
+
+
+def known_facts() -> dict[str, list[object]] | None:
+    """Every file's facts known, to store for the next run; None when none is new."""
+    if not _facts_changed:
+        return None
+    return {path: list(entry) for path, entry in _FACTS.items()}
+
 
 @dataclass(frozen=True)
 class Place:
@@ -93,6 +151,8 @@ class ProjectWrites:
     """A scanned file's writes."""
     _kept: int = 0
     """Bytes of text kept in ``_read``."""
+    _stamps: dict[Path, tuple[int, int, int]] = field(default_factory=dict)
+    """Inode, size and modification time (ns) of each file when its text was read."""
 
     @classmethod
     def around(cls, path: Path | str) -> tuple[ProjectWrites, Path]:
@@ -111,11 +171,21 @@ class ProjectWrites:
         """Places in files other than ``exclude`` that may change ``attribute`` (and
         writes that may set any attribute)."""
         word = re.compile(rf"\b{re.escape(attribute)}\b")
+        by_words = _WORD.fullmatch(attribute) is not None
 
-        def concerns(text: str, read: _FileText) -> bool:
-            if read.sets_any or attribute not in text:
-                return read.sets_any
-            return read.spells_names or word.search(text) is not None
+        def concerns(read: _FileText, text: Callable[[], str | None]) -> bool:
+            if read.sets_any:
+                return True
+            if by_words and read.words is not None:
+                # a whole word of the file (what ``word`` finds), else a substring that
+                # counts only where the file may spell names with escapes
+                if f" {attribute} " in read.words:
+                    return True
+                return read.spells_names and attribute in (text() or "")
+            found = text()
+            if found is None or attribute not in found:
+                return False
+            return read.spells_names or word.search(found) is not None
 
         places = [
             Place(path, line)
@@ -129,53 +199,113 @@ class ProjectWrites:
         """Places in files other than ``exclude`` that deep-copy or pickle objects."""
         places = [
             Place(path, line)
-            for path, scanned in self._files(exclude, lambda _, read: read.copies)
+            for path, scanned in self._files(exclude, lambda read, _: read.copies)
             for line in scanned.copies
         ]
         return sorted(places, key=lambda place: (str(place.path), place.line))
 
     def _files(
-        self, exclude: Path, concerns: Callable[[str, _FileText], bool]
+        self, exclude: Path, concerns: Callable[[_FileText, Callable[[], str | None]], bool]
     ) -> Iterator[tuple[Path, FileWrites]]:
-        """The scan of every other file whose text ``concerns`` the question (asked the
-        same way every time, scanned before or not)."""
+        """The scan of every other file whose facts (and text, when they do not tell)
+        ``concerns`` the question (asked the same way every time, scanned before or not).
+        A file whose facts an earlier run stored (``remember_facts``) and that has not
+        changed since is read only if it concerns the question."""
         for path in self.paths:
             if path == exclude:
                 continue
             read = self._read.get(path)
+            if read is None:
+                read = self._stored(path)
             text = read.text if read is not None else None
-            if read is None or (text is None and read.readable):
+            if read is None or (text is None and read.readable and read.words is None):
                 text = self._text(path)
                 if text is None:
                     continue
                 read = self._keep(path, text)
-            if not read.readable or not concerns(text, read):
+            if not read.readable:
+                continue
+            known_text = text
+
+            def text_of(path: Path = path) -> str | None:
+                nonlocal known_text
+                if known_text is None:
+                    known_text = self._text(path)
+                return known_text
+
+            if not concerns(read, text_of):
                 continue
             known = self._scanned.get(path)
             if known is None:
-                known = self._scanned[path] = scan_writes(text)
+                found = text_of()
+                if found is None:
+                    continue
+                known = self._scanned[path] = scan_writes(found)
+                self._keep_scan(path, known)
             yield path, known
+
+    def _keep_scan(self, path: Path, scanned: FileWrites) -> None:
+        """Keep a file's scan with its facts, for the next run (when facts are kept)."""
+        global _facts_changed
+        entry = _FACTS.get(str(path))
+        if _keeping_facts and entry is not None and entry[:3] == self._stamps.get(path):
+            _FACTS[str(path)] = (*entry[:7], [scanned.attributes, scanned.copies])
+            _facts_changed = True
+
+    def _stored(self, path: Path) -> _FileText | None:
+        """The facts an earlier run stored for this file, if it is unchanged since."""
+        stored = _FACTS.get(str(path))
+        if stored is None:
+            return None
+        try:
+            info = path.stat()
+        except OSError:
+            return None
+        stamp = (info.st_ino, info.st_size, info.st_mtime_ns)
+        if tuple(stored[:3]) != stamp:
+            return None
+        self._stamps[path] = stamp
+        sets_any, copies, spells_names, words, scan = stored[3:]
+        if scan is not None:
+            self._scanned[path] = FileWrites(dict(scan[0]), list(scan[1]))
+        read = self._read[path] = _FileText(None, True, sets_any, copies, spells_names, words)
+        return read
 
     def _text(self, path: Path) -> str | None:
         """The file's text; None if unreadable (kept as such: never read again)."""
         try:
-            if path.stat().st_size > MAX_FILE_BYTES:
+            info = path.stat()
+            if info.st_size > MAX_FILE_BYTES:
                 self.complete = False
                 self._read[path] = _FileText.unreadable()
                 return None
-            return path.read_text(encoding="utf-8")
+            text = path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError, ValueError):
             self.complete = False  # unread: it might write anything
             self._read[path] = _FileText.unreadable()
             return None
+        self._stamps[path] = (info.st_ino, info.st_size, info.st_mtime_ns)
+        return text
 
     def _keep(self, path: Path, text: str) -> _FileText:
+        global _facts_changed
         known = self._read.get(path)
         if known is not None:
             return known  # read again past the budget: its flags are known
         keep = self._kept + len(text) <= KEPT_TEXT_BYTES
         self._kept += len(text) if keep else 0
-        read = self._read[path] = _FileText.of(text, keep)
+        read = self._read[path] = _FileText.of(text, keep, words=_keeping_facts)
+        stamp = self._stamps.get(path)
+        if _keeping_facts and stamp is not None:
+            _FACTS[str(path)] = (
+                *stamp,
+                read.sets_any,
+                read.copies,
+                read.spells_names,
+                read.words,
+                None,
+            )
+            _facts_changed = True
         return read
 
 
@@ -211,15 +341,20 @@ class _FileText:
     spells_names: bool = False
     """It may name an attribute in a string with escapes (``getattr(x, "w\\x31")``):
     a question's name is then not searched for as a word."""
+    words: str | None = None
+    """Every whole word of the text (``\\w+``), each once, space-separated and with a
+    space at both ends (None: not listed): what a question's word search finds, kept
+    between runs so an unchanged file need not be read again."""
 
     @classmethod
-    def of(cls, text: str, keep: bool) -> _FileText:
+    def of(cls, text: str, keep: bool, words: bool = False) -> _FileText:
         return cls(
             text if keep else None,
             True,
             _may_set_any(text),
             any(word in text for word in MAY_COPY),
             "getattr" in text and "\\" in text,
+            f" {' '.join(set(_WORD.findall(text)))} " if words else None,
         )
 
     @classmethod

@@ -53,6 +53,11 @@ DIGESTS = "file-digests"
 """Beside the entries: path -> inode, size, mtime and SHA-256 of the other files results
 read (``source.dependencies.file_digest``), so a warm run need not read them again."""
 
+FACTS = "project-facts"
+"""Beside the entries: path -> inode, size, mtime and what each project file the
+per-instance cache questions read may do (``analysis/project_writes``), so a check of
+one changed file in a large project need not read every other file again."""
+
 GITIGNORE = "# Created by autosig: its result cache, never to be committed.\n*\n"
 
 
@@ -157,13 +162,27 @@ class ResultCache:
                 remember_digests(stored)
         except (OSError, ValueError):
             pass
+        from autosig.analysis.project_writes import remember_facts
+
+        facts: object = None
+        try:
+            with open(folder / FACTS, encoding="utf-8") as handle:
+                facts = json.load(handle)
+        except (OSError, ValueError):
+            pass
+        remember_facts(facts)
         return folder
 
     def save_digests(self) -> None:
-        """Store the file digests this run computed (the other files results read)."""
-        known = known_digests()
-        if known is not None and self._prepare():
-            _write_text_atomic(self.version_dir / DIGESTS, json.dumps(known, separators=(",", ":")))
+        """Store the file digests this run computed (the other files results read) and the
+        project files' facts it listed (``project_writes.known_facts``)."""
+        from autosig.analysis.project_writes import known_facts
+
+        for name, known in ((DIGESTS, known_digests()), (FACTS, known_facts())):
+            if known is not None and self._prepare():
+                _write_text_atomic(
+                    self.version_dir / name, json.dumps(known, separators=(",", ":"))
+                )
 
     # -- keys ------------------------------------------------------------------------
     @staticmethod
