@@ -58,6 +58,7 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setattr(project_writes, "_FACTS", {})
     monkeypatch.setattr(project_writes, "_facts_changed", False)
     monkeypatch.setattr(project_writes, "_keeping_facts", False)
+    monkeypatch.setattr(project_writes, "_facts_file", None)
     return tmp_path
 
 
@@ -80,6 +81,7 @@ def new_process(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(project_writes, "_FACTS", {})
     monkeypatch.setattr(project_writes, "_facts_changed", False)
     monkeypatch.setattr(project_writes, "_keeping_facts", False)
+    monkeypatch.setattr(project_writes, "_facts_file", None)
 
 
 def edit(path: Path, line: str = "# edited\n") -> None:
@@ -120,6 +122,18 @@ def test_a_changed_file_is_read_again_never_trusted_stale(
     assert "pkg/mod3.py:2 may change" in again.stdout
     new_process(monkeypatch)
     assert run(["--no-cache", "model.py"], project).stdout == again.stdout
+
+
+def test_facts_a_run_did_not_need_are_kept(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    run(["model.py"], project)
+    (folder,) = (project / result_cache.CACHE_DIR_NAME).glob("*/")
+    before = json.loads((folder / result_cache.FACTS).read_text())
+    (project / "other.py").write_text("def g(x):\n    return x\n")
+    edit(project / "model.py")
+    new_process(monkeypatch)
+    run(["model.py"], project)
+    after = json.loads((folder / result_cache.FACTS).read_text())
+    assert before.keys() < after.keys()
 
 
 def test_damaged_facts_are_ignored(

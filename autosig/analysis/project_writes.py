@@ -76,19 +76,36 @@ _FACTS: dict[str, Facts] = {}
 _facts_changed = False
 _keeping_facts = False
 """Whether facts are listed and kept (a result cache asked for them: ``remember_facts``)."""
+_facts_file: Path | None = None
+"""Where an earlier run's facts are, not read yet."""
 
 
-def remember_facts(stored: object) -> None:
-    """Take the facts an earlier run stored (``known_facts``; bad entries skipped) and
-    keep the facts of the files this run reads, for the next (the result cache calls
-    this; without one nothing is listed or kept)."""
-    global _keeping_facts
+def remember_facts(stored: Path) -> None:
+    """Keep the facts of the files this run reads, for the next, and take those an
+    earlier run stored in file ``stored`` (``known_facts``; read when a scan first asks,
+    bad entries skipped). The result cache calls this; without one nothing is kept."""
+    global _keeping_facts, _facts_file
     _keeping_facts = True
+    _facts_file = stored
+
+
+def _load_facts() -> None:
+    global _facts_file
+    if _facts_file is None:
+        return
+    import json
+
+    path, _facts_file = _facts_file, None
+    try:
+        with open(path, encoding="utf-8") as handle:
+            stored = json.load(handle)
+    except (OSError, ValueError):
+        return
     if not isinstance(stored, dict):
         return
-    for path, entry in stored.items():
+    for name, entry in stored.items():
         if (
-            isinstance(path, str)
+            isinstance(name, str)
             and isinstance(entry, list)
             and len(entry) == 8
             and all(type(n) is int for n in entry[:3])
@@ -96,7 +113,7 @@ def remember_facts(stored: object) -> None:
             and (entry[6] is None or isinstance(entry[6], str))
             and (entry[7] is None or _is_scan(entry[7]))
         ):
-            _FACTS.setdefault(path, tuple(entry))  # type: ignore[arg-type]
+            _FACTS.setdefault(name, tuple(entry))  # type: ignore[arg-type]
 
 
 def _is_scan(scan: object) -> bool:
@@ -119,6 +136,7 @@ def known_facts() -> dict[str, list[object]] | None:
     """Every file's facts known, to store for the next run; None when none is new."""
     if not _facts_changed:
         return None
+    _load_facts()  # an earlier run's facts this run did not need are kept too
     return {path: list(entry) for path, entry in _FACTS.items()}
 
 
@@ -254,6 +272,7 @@ class ProjectWrites:
 
     def _stored(self, path: Path) -> _FileText | None:
         """The facts an earlier run stored for this file, if it is unchanged since."""
+        _load_facts()
         stored = _FACTS.get(str(path))
         if stored is None:
             return None

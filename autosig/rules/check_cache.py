@@ -164,13 +164,7 @@ class ResultCache:
             pass
         from autosig.analysis.project_writes import remember_facts
 
-        facts: object = None
-        try:
-            with open(folder / FACTS, encoding="utf-8") as handle:
-                facts = json.load(handle)
-        except (OSError, ValueError):
-            pass
-        remember_facts(facts)
+        remember_facts(folder / FACTS)  # read when a project scan first asks
         return folder
 
     def save_digests(self) -> None:
