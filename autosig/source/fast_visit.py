@@ -150,10 +150,10 @@ def _module_only(visitor: _BatchedCSTVisitor) -> bool:
     """A batched pass whose visitors handle only the module node (libcst's
     ``ScopeProvider`` and ``ExpressionContextProvider`` each run their own whole-tree
     visitor from ``visit_Module``): walking the children would call no handler."""
-    return (
-        visitor.before_visit is None
-        and visitor.after_leave is None
-        and _MODULE_HANDLERS.issuperset(visitor.visitor_methods)
+    return (  # read defensively: libcst's private batched visitor (1.9.0's fields)
+        getattr(visitor, "before_visit", _UNKNOWN) is None
+        and getattr(visitor, "after_leave", _UNKNOWN) is None
+        and _MODULE_HANDLERS.issuperset(getattr(visitor, "visitor_methods", ("?",)))
     )
 
 
