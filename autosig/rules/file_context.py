@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import libcst as cst
+from libcst.helpers import get_full_name_for_node
 from libcst.metadata import MetadataWrapper
 
 from autosig.analysis.project_writes import OtherFiles
@@ -166,18 +167,18 @@ def _tensorflow_alias(
         for small in stmt.body:
             if isinstance(small, cst.Import):
                 for alias in small.names:
-                    dotted = _dotted(alias.name)
+                    dotted = _dotted_name(alias.name)
                     if alias.asname is not None and dotted in TENSORFLOW_MODULES:
                         return _asname(alias), None, stmt
                     if alias.asname is None and dotted.split(".")[0] == "tensorflow":
                         return "tensorflow", None, stmt
             elif isinstance(small, cst.ImportFrom) and small.module is not None:
-                base = _dotted(small.module)
+                base = _dotted_name(small.module)
                 if isinstance(small.names, cst.ImportStar):
                     continue
                 for alias in small.names:
-                    if f"{base}.{_dotted(alias.name)}" in TENSORFLOW_MODULES[1:]:
-                        return _asname(alias) or _dotted(alias.name), None, stmt
+                    if f"{base}.{_dotted_name(alias.name)}" in TENSORFLOW_MODULES[1:]:
+                        return _asname(alias) or _dotted_name(alias.name), None, stmt
     return "tf", ImportNeeded("tensorflow", None, "tf"), None
 
 
@@ -197,15 +198,12 @@ def _module_level_statements(body: Any) -> Iterator[cst.SimpleStatementLine]:
                 yield from _module_level_statements(handler.body.body)
 
 
-def _dotted(node: cst.BaseExpression) -> str:
-    if isinstance(node, cst.Name):
-        return node.value
-    if isinstance(node, cst.Attribute):
-        return f"{_dotted(node.value)}.{node.attr.value}"
-    return ""
-
-
 def _asname(alias: cst.ImportAlias) -> str:
     if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
         return alias.asname.name.value
     return ""
+
+
+def _dotted_name(node: cst.BaseExpression) -> str:
+    """An import's dotted name (`a.b.c`)."""
+    return get_full_name_for_node(node) or ""
