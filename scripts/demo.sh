@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # Demo of the whole autosig workflow on one golden case, in a temporary copy:
 #   check -> profile -> explain -> fix --diff -> verify -> fix -> run again.
-# Usage: bash scripts/demo.sh [CASE]   (default: 07_module_python_scalars; see golden/)
+# Usage: bash scripts/demo.sh [CASE]   (default: 24_loss_object_step; see golden/)
 # Idempotent: installs with scripts/setup.sh (a no-op when up to date), works in a fresh
 # temporary directory, changes nothing in the repository. Exits non-zero when a step
 # fails unexpectedly (fix --diff exiting 1 because it has changes is expected).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 repo="$PWD"
-case_name="${1:-07_module_python_scalars}"
+case_name="${1:-24_loss_object_step}"
 if [ ! -f "golden/$case_name/driver.py" ]; then
     echo "demo: no golden case '$case_name'; choose one of: $(ls golden | grep '^[0-9]' | tr '\n' ' ')" >&2
     exit 2
