@@ -181,7 +181,7 @@ def test_no_placement_and_shapes_varied_reduce_retracing() -> None:
     plan = plan_of(MODULE_TF, record(MODULE_TF, calls, qualname="M.f", is_method=True))
     # a method of a class without an `__init__` of its own: nowhere to seed
     assert (plan.action, plan.safety) == ("reduce_retracing", "safe")
-    assert plan.reasons[0].startswith("not an input_signature, an unsafe fix here")
+    assert plan.reasons[0].startswith("the input_signature is an unsafe fix here")
     assert "`autosig fix --unsafe-fixes` writes it" in plan.reasons[0]
 
 

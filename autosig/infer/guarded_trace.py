@@ -179,7 +179,10 @@ def choose(
     return GuardedChoice(guarded, specs, unsafe=unsafe)
 
 
-UNSAFE_OFFER = "`autosig fix --unsafe-fixes` writes it"
+UNSAFE_OFFER = (
+    "the input_signature is an unsafe fix here (`autosig fix --unsafe-fixes` writes it, "
+    "as does a shape policy for the function in the config)"
+)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -199,6 +202,7 @@ def settle(
     shapes: ShapeDecision,
     site: FunctionSite,
     unsafe_fixes: bool,
+    record: FunctionRecord | None = None,
 ) -> Settled:
     """The action and reasons where ``choice`` wrote no guarded trace.
 
@@ -206,6 +210,11 @@ def settle(
     without it is offered as an unsafe fix, its warning naming what it narrows; the safe
     default is ``reduce_retracing=True`` where a tensor shape varied (TensorFlow's own
     relaxation traces anew whatever does not fit, it rejects nothing), else nothing.
+    It is not safe either (then only the unsafe offer) where a dimension is read: a
+    definite static read, a dimension the probes of ``record`` found read or whose
+    relaxed trace failed (reduce_retracing relaxes any dimension a later call changes,
+    not only the ones that varied); or where the trace reads Python state (tracing fewer
+    times keeps the value an older trace read, ``analysis/trace_state.py``).
     A decision that is not a signature (a parameter a signature would leave out) stays.
     """
     if choice.shown:
@@ -218,8 +227,9 @@ def settle(
         return Settled(
             "signature", reasons, f"the input_signature narrows the domain: {choice.kept}"
         )
-    offer = f"not an input_signature, an unsafe fix here ({UNSAFE_OFFER}): {choice.kept}"
-    blocked = shapes.reduce_retracing_blockers
+    offer = f"{UNSAFE_OFFER}: {choice.kept}"
+    blocked = [*shapes.reduce_retracing_blockers, *probe_read_blockers(record, shapes)]
+    blocked.extend(state_blockers(shapes))
     if site.site.has_reduce_retracing:
         return Settled("none", ["already has reduce_retracing=True", offer])
     if not shapes.shape_varies:
@@ -228,6 +238,45 @@ def settle(
         return Settled("none", [offer, *blocked])
     rest = [r for r in reasons if not r.startswith(COVERS) and " left out: " not in r]
     return Settled("reduce_retracing", [offer, REDUCE_RETRACING_SAFE, *rest])
+
+
+def probe_read_blockers(record: FunctionRecord | None, shapes: ShapeDecision) -> list[str]:
+    """The dimensions the probes found read (or whose relaxed trace failed): a later call
+    with another size there makes reduce_retracing relax it, and that trace breaks (or
+    builds another graph). Where static reads are rewritten to ``tf.shape()`` the probes
+    traced the code before the rewrite: the static rules decide (as in ``dimensions``)."""
+    out = list(shapes.relaxed_warnings)
+    probe = record.probe if record is not None else None
+    if probe is None or shapes.rewrites:
+        return out
+    for d in probe.dims:
+        if d.varied:
+            continue  # a dimension that varied: ``dimensions`` judged it (blockers, warnings)
+        if d.verdict == "read" or (d.verdict != "fixed" and d.relaxed_builds is False):
+            why = d.reason or d.error or "the graph changes with its size"
+            where = f", {d.where}" if d.where else ""
+            out.append(
+                f"reduce_retracing=True would relax `{d.param}` dimension {d.dim} when a "
+                f"call changes it, and the probes found it read ({why}{where})"
+            )
+    return out
+
+
+def state_blockers(shapes: ShapeDecision) -> list[str]:
+    """Python state read while tracing: with reduce_retracing a relaxed trace serves later
+    calls and keeps the value it read, where the original traced anew and read it again;
+    code outside the project (a harness, a notebook) may change it."""
+    if shapes.state_reason:
+        return [f"reduce_retracing=True is not safe: {shapes.state_reason}"]
+    reads = shapes.use.state_reads
+    if not reads:
+        return []
+    shown = ", ".join(r.describe() for r in reads[:2])
+    return [
+        f"reduce_retracing=True is not safe: it reads Python state while tracing ({shown}): "
+        "a relaxed trace keeps the value it read, where the original traced anew and read "
+        "it again, and code outside the project may change it"
+    ]
 
 
 NO_SHAPE_VARIED = (

@@ -145,7 +145,7 @@ def _plan(
             *(r for r in reasons if r not in own and not r.startswith(COVERS)),
         ]
     elif choice is not None:  # a signature with evidence of the domain, or not safe
-        settled = settle(choice, decision, reasons, shapes, site, options.unsafe_fixes)
+        settled = settle(choice, decision, reasons, shapes, site, options.unsafe_fixes, record)
         action, reasons, narrowed = settled.action, settled.reasons, settled.narrowed
     if distributed is not None:
         reasons.append(distributed.reason)
