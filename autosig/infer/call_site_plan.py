@@ -12,8 +12,11 @@ the profile recorded in editable files; rewrite/call_sites.py makes the edits.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from autosig.infer.observations import ParamResult
 from autosig.infer.plan import Action, CallSitePlan, TensorizedParam, constant_text, sites_text
+from autosig.infer.specs import DictNode, ListNode, SpecNode, TupleNode
 from autosig.profile.format import FunctionRecord
 from autosig.text import plural
 
@@ -30,7 +33,9 @@ def plan_call_sites(
     call sites moot). ``narrowed``: a signature was planned but not written, because
     nothing shows the domain of its tensor parameters (``guarded_trace.settle``): the
     Python numbers it would have taken as tensors are passed as tensors by the callers
-    instead, which leaves the function's domain as it is. Returns (None, []) where call
+    instead. A number whose dtype may follow a tensor parameter's (``_coupled``) gets a
+    warning on its result (the plan is then unsafe): the number's own dtype is fixed by
+    ``tf.constant``, where a Python number adapts to the tensor it meets. Returns (None, []) where call
     sites are not the remedy at all, and (None, [why]) where they would be but cannot be
     used.
     """
@@ -57,6 +62,10 @@ def plan_call_sites(
         )
         return None, [f"{names} could be passed as tensors at the call sites, but {why}"]
     params = tuple(_tensorized_param(record, r) for r in scalars)
+    for r, param in zip(scalars, params, strict=True):
+        coupled = _coupled(param, results)
+        if coupled is not None:
+            r.warning = "; ".join(w for w in (r.warning, coupled) if w)
     unrecorded = sum(s.calls for s in record.call_sites if s not in sites)
     plan = CallSitePlan(
         callee=_callee_name(record.qualname),
@@ -78,6 +87,44 @@ def _tensorizable(r: ParamResult) -> bool:
         and r.spec is not None
         and r.info.kind in POSITIONAL_KINDS
     )
+
+
+def _coupled(param: TensorizedParam, results: list[ParamResult]) -> str | None:
+    """Why ``tf.constant(value, dtype)`` may break a call the original accepts (None: the
+    number's dtype does not follow a tensor parameter). A Python number is weakly typed:
+    in ``x * k`` it takes ``x``'s dtype, so a float64 ``x`` works in the original, where a
+    float32 tensor ``k`` raises. The profile shows the tensor parameters' dtypes only in
+    the calls recorded: where one of them has the number's dtype, the number may follow
+    it, and nothing shows the dtype stays (a number whose dtype no tensor parameter has,
+    an int index beside float images, or a function whose only tensors are such numbers,
+    keeps its dtype whatever the tensors')."""
+    if param.dtype == "string":
+        return None
+    same = [
+        r.info.name
+        for r in results
+        if r.spec is not None
+        and r.leaf.python is None
+        and any(getattr(n, "dtype", None) == param.dtype for n in _spec_nodes(r.spec))
+    ]
+    if not same:
+        return None
+    return (
+        f"`{param.name}` passed as a {param.dtype} tensor may break calls the original "
+        f"accepts: a Python number takes the dtype of the tensor it meets, and `{same[0]}` "
+        f"had that dtype ({param.dtype}) in every recorded call, which nothing shows is its "
+        f"only one (another dtype of `{same[0]}` then meets a {param.dtype} tensor and raises)"
+    )
+
+
+def _spec_nodes(spec: SpecNode) -> Iterator[SpecNode]:
+    yield spec
+    if isinstance(spec, (TupleNode, ListNode)):
+        for item in spec.items:
+            yield from _spec_nodes(item)
+    elif isinstance(spec, DictNode):
+        for _, item in spec.items:
+            yield from _spec_nodes(item)
 
 
 def _tensorized_param(record: FunctionRecord, r: ParamResult) -> TensorizedParam:
