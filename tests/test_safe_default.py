@@ -1,0 +1,149 @@
+"""The safe default where no evidence shows a function's domain (review21 items 8, 9, 7, 11).
+
+``guarded_trace.settle`` writes ``reduce_retracing=True`` as the safe fix only where no
+dimension is read (static reads, the probes' ``read`` verdicts, ``probe_read_blockers``)
+and the trace reads no Python state (``state_blockers``); ``call_site_plan`` passes a
+Python number as ``tf.constant`` safely only where its dtype cannot follow a tensor
+parameter's (``_coupled``). Valid/invalid pairs; the real TensorFlow runs of the
+reviewer's programs are ``test_safe_default_tf.py``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from test_infer import plan_of, py, record, tensor
+
+from autosig.profile.evidence import DimEvidence, ProbeEvidence
+from autosig.profile.format import CallSite
+
+pytestmark = pytest.mark.filterwarnings("ignore")
+
+# a method of a class without an `__init__` of its own: no place for a guarded trace
+METHOD = "import tensorflow as tf\n{head}\n\nclass M(tf.Module):\n    @tf.function\n    def f(self, {params}):\n{body}"
+COLUMNS = METHOD.format(
+    head="",
+    params="x",
+    body=(
+        "        total = tf.zeros([])\n"
+        '        for c in getattr(tf, "unstack")(x, axis=1):\n'
+        "            total += tf.reduce_sum(c)\n"
+        "        return total\n"
+    ),
+)
+
+
+def safe_default(src: str, rec: Any) -> Any:
+    return plan_of(src, rec, guarded_trace=True)
+
+
+def columns_record(verdict: str, relaxed_builds: bool) -> Any:
+    calls = [{"x": tensor(n, 3)} for n in range(2, 10)]
+    rec = record(COLUMNS, calls, qualname="M.f", is_method=True)
+    rec.probe = ProbeEvidence(
+        rounds=1,
+        dims=[
+            DimEvidence("x", 0, "free", 2, varied=True, relaxed_builds=True),
+            DimEvidence(
+                "x",
+                1,
+                verdict,
+                3,
+                relaxed_builds=relaxed_builds,
+                reason="the relaxed trace (None) fails" if not relaxed_builds else "",
+                where="prog.py:9" if not relaxed_builds else None,
+            ),
+        ],
+    )
+    return rec
+
+
+# -- 1. a dimension the probes found read blocks reduce_retracing ---------------------------
+
+
+def test_free_dimensions_keep_reduce_retracing_safe() -> None:
+    plan = safe_default(COLUMNS, columns_record("free", True))
+    assert (plan.action, plan.safety) == ("reduce_retracing", "safe")
+
+
+def test_a_dimension_the_probes_found_read_blocks_reduce_retracing() -> None:
+    """review21 p8g: `tf.unstack(x, axis=1)` behind getattr, width 3 in the profile; a
+    relaxed width raises, so width 4 after width 3 would raise under reduce_retracing."""
+    plan = safe_default(COLUMNS, columns_record("read", False))
+    assert plan.action == "none"
+    assert any(
+        "`x` dimension 1 when a call changes it, and the probes found it read" in r
+        and "prog.py:9" in r
+        for r in plan.reasons
+    )
+
+
+# -- 2. trace-time Python state blocks reduce_retracing --------------------------------------
+
+PLAIN = METHOD.format(head="", params="x", body="        return tf.reduce_sum(x) * 2.0\n")
+STATEFUL = METHOD.format(
+    head="\nSCALE = 1.0\n", params="x", body="        return tf.reduce_sum(x) * SCALE\n"
+)
+
+
+def test_no_state_read_keeps_reduce_retracing_safe() -> None:
+    calls = [{"x": tensor(n, 3)} for n in range(2, 10)]
+    plan = safe_default(PLAIN, record(PLAIN, calls, qualname="M.f", is_method=True))
+    assert (plan.action, plan.safety) == ("reduce_retracing", "safe")
+
+
+def test_a_state_read_while_tracing_blocks_reduce_retracing() -> None:
+    """review21 p11: a harness outside the project sets the global before each call; a
+    relaxed trace would keep the first value (3, 6, 6, 6, 6 for 3, 6, 9, 12, 15)."""
+    calls = [{"x": tensor(n, 3)} for n in range(2, 10)]
+    plan = safe_default(STATEFUL, record(STATEFUL, calls, qualname="M.f", is_method=True))
+    assert plan.action == "none"
+    assert any("reads Python state while tracing (`SCALE`" in r for r in plan.reasons)
+
+
+# -- 3. a call-site tf.constant whose dtype may follow a tensor parameter -------------------
+
+
+def number_plan(body: str, value: Any) -> Any:
+    src = METHOD.format(head="", params="x, k", body=f"        return {body}\n")
+    calls = [{"x": tensor(n, 3), "k": py(type(value)(n))} for n in range(2, 10)]
+    rec = record(src, calls, qualname="M.f", is_method=True)
+    rec.call_sites = [CallSite("pkg/driver.py", 5, calls=8, col=4)]
+    return safe_default(src, rec)
+
+
+def test_an_int_used_only_as_an_int_is_a_safe_call_site_tensor() -> None:
+    body = "tf.reduce_sum(x) + tf.cast(tf.reduce_sum(tf.range(k)), tf.float32)"
+    plan = number_plan(body, 1)
+    assert plan.call_sites is not None
+    assert plan.call_sites.params[0].dtype == "int32"
+    assert (plan.action, plan.safety) == ("reduce_retracing", "safe")
+
+
+def test_a_number_meeting_a_tensor_parameter_of_its_dtype_is_unsafe() -> None:
+    """review21 p12: `reduce_sum(x) + k`: a Python k adapts to float64 x, a float32
+    tensor k raises there."""
+    plan = number_plan("tf.reduce_sum(x) + k", 1.5)
+    assert plan.call_sites is not None
+    assert plan.call_sites.params[0].dtype == "float32"
+    assert plan.safety == "unsafe"
+    assert any(
+        "`k` passed as a float32 tensor may break calls the original accepts" in w
+        and "`x` had that dtype (float32)" in w
+        for w in plan.warnings
+    )
+
+
+# -- 4. the wording of the unsafe offer -----------------------------------------------------
+
+
+def test_the_unsafe_offer_names_both_ways_and_does_not_repeat_itself() -> None:
+    calls = [{"x": tensor(n, 3)} for n in range(2, 10)]
+    plan = safe_default(PLAIN, record(PLAIN, calls, qualname="M.f", is_method=True))
+    offer = plan.reasons[0]
+    assert offer.startswith("the input_signature is an unsafe fix here")
+    assert "`autosig fix --unsafe-fixes` writes it" in offer
+    assert "a shape policy for the function in the config" in offer
+    assert offer.count("input_signature, an unsafe fix") == 0
+    assert offer.count("an unsafe fix") == 1
