@@ -10,6 +10,7 @@ reviewer's programs are ``test_safe_default_tf.py``.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -83,7 +84,7 @@ def test_a_dimension_the_probes_found_read_blocks_reduce_retracing() -> None:
 
 PLAIN = METHOD.format(head="", params="x", body="        return tf.reduce_sum(x) * 2.0\n")
 STATEFUL = METHOD.format(
-    head="\nSCALE = 1.0\n", params="x", body="        return tf.reduce_sum(x) * SCALE\n"
+    head="import config\n", params="x", body="        return tf.reduce_sum(x) * config.SCALE\n"
 )
 
 
@@ -93,13 +94,16 @@ def test_no_state_read_keeps_reduce_retracing_safe() -> None:
     assert (plan.action, plan.safety) == ("reduce_retracing", "safe")
 
 
-def test_a_state_read_while_tracing_blocks_reduce_retracing() -> None:
+def test_a_state_read_while_tracing_blocks_reduce_retracing(tmp_path: Path) -> None:
     """review21 p11: a harness outside the project sets the global before each call; a
     relaxed trace would keep the first value (3, 6, 6, 6, 6 for 3, 6, 9, 12, 15)."""
     calls = [{"x": tensor(n, 3)} for n in range(2, 10)]
-    plan = safe_default(STATEFUL, record(STATEFUL, calls, qualname="M.f", is_method=True))
+    (tmp_path / "config.py").write_text("SCALE = 1.0\n")
+    (tmp_path / "mod.py").write_text(STATEFUL)
+    rec = record(STATEFUL, calls, qualname="M.f", is_method=True, path="mod.py")
+    plan = plan_of(STATEFUL, rec, guarded_trace=True, root=tmp_path)
     assert plan.action == "none"
-    assert any("reads Python state while tracing (`SCALE`" in r for r in plan.reasons)
+    assert any("reads Python state while tracing (`config.SCALE`" in r for r in plan.reasons)
 
 
 # -- 3. a call-site tf.constant whose dtype may follow a tensor parameter -------------------
@@ -125,13 +129,14 @@ def test_a_number_meeting_a_tensor_parameter_of_its_dtype_is_unsafe() -> None:
     """review21 p12: `reduce_sum(x) + k`: a Python k adapts to float64 x, a float32
     tensor k raises there."""
     plan = number_plan("tf.reduce_sum(x) + k", 1.5)
-    assert plan.call_sites is not None
-    assert plan.call_sites.params[0].dtype == "float32"
-    assert plan.safety == "unsafe"
+    # no call-site tensors as a safe fix; the safe default stays, the signature (which
+    # takes `k` as a tensor) is the unsafe route
+    assert plan.call_sites is None
+    assert (plan.action, plan.safety) == ("reduce_retracing", "safe")
     assert any(
-        "`k` passed as a float32 tensor may break calls the original accepts" in w
-        and "`x` had that dtype (float32)" in w
-        for w in plan.warnings
+        "no call-site tensors as a safe fix: `k` passed as a float32 tensor may break calls" in r
+        and "`x` had that dtype (float32)" in r
+        for r in plan.reasons
     )
 
 

@@ -33,9 +33,11 @@ def plan_call_sites(
     call sites moot). ``narrowed``: a signature was planned but not written, because
     nothing shows the domain of its tensor parameters (``guarded_trace.settle``): the
     Python numbers it would have taken as tensors are passed as tensors by the callers
-    instead. A number whose dtype may follow a tensor parameter's (``_coupled``) gets a
-    warning on its result (the plan is then unsafe): the number's own dtype is fixed by
-    ``tf.constant``, where a Python number adapts to the tensor it meets. Returns (None, []) where call
+    instead. A number whose dtype may follow a tensor parameter's (``_coupled``): the
+    number's own dtype is fixed by ``tf.constant``, where a Python number adapts to the
+    tensor it meets. Then, with ``narrowed``, no plan (the unsafe route is the signature,
+    and the safe default stays safe), else a warning on its result (the plan is unsafe).
+    Returns (None, []) where call
     sites are not the remedy at all, and (None, [why]) where they would be but cannot be
     used.
     """
@@ -62,10 +64,16 @@ def plan_call_sites(
         )
         return None, [f"{names} could be passed as tensors at the call sites, but {why}"]
     params = tuple(_tensorized_param(record, r) for r in scalars)
-    for r, param in zip(scalars, params, strict=True):
-        coupled = _coupled(param, results)
-        if coupled is not None:
-            r.warning = "; ".join(w for w in (r.warning, coupled) if w)
+    coupled = {r.info.name: _coupled(p, results) for r, p in zip(scalars, params, strict=True)}
+    if narrowed and any(coupled.values()):
+        # the unsafe route is the signature itself (``--unsafe-fixes``); the safe fix
+        # (reduce_retracing) stays safe without the call-site tensors
+        why = next(w for w in coupled.values() if w)
+        return None, [f"no call-site tensors as a safe fix: {why}"]
+    for r in scalars:
+        warning = coupled[r.info.name]
+        if warning is not None:
+            r.warning = "; ".join(w for w in (r.warning, warning) if w)
     unrecorded = sum(s.calls for s in record.call_sites if s not in sites)
     plan = CallSitePlan(
         callee=_callee_name(record.qualname),

@@ -264,11 +264,16 @@ def probe_read_blockers(record: FunctionRecord | None, shapes: ShapeDecision) ->
 
 def state_blockers(shapes: ShapeDecision) -> list[str]:
     """Python state read while tracing: with reduce_retracing a relaxed trace serves later
-    calls and keeps the value it read, where the original traced anew and read it again;
-    code outside the project (a harness, a notebook) may change it."""
+    calls and keeps the value it read, where the original traced anew and read it again.
+    Blocked: state the project changes (``state_reason``), and a global read through
+    another module (``config.SCALE``, ``hparams.X``): a settings module that code outside
+    the project (a harness, a notebook) sets between calls, where no project write shows
+    it (review21 p11). Not blocked: the function's own module globals and ``self``
+    attributes the project never changes (weights, a kernel, a model: cases 07, 13, 14,
+    23 keep reduce_retracing)."""
     if shapes.state_reason:
         return [f"reduce_retracing=True is not safe: {shapes.state_reason}"]
-    reads = shapes.use.state_reads
+    reads = [r for r in shapes.use.state_reads if r.kind == "global" and "." in r.code]
     if not reads:
         return []
     shown = ", ".join(r.describe() for r in reads[:2])
