@@ -131,7 +131,7 @@ def test_python_numbers_with_tensors_get_the_safe_default_not_a_signature() -> N
     plan = plan_of(src, rec)
     assert plan.action == "reduce_retracing"
     assert plan.safety == "safe"
-    assert plan.reasons[0].startswith("not an input_signature, an unsafe fix here")
+    assert plan.reasons[0].startswith("the input_signature is an unsafe fix here")
     assert "`x`: only float32 tensors of rank 1" in plan.reasons[0]
     assert "no guarded relaxed trace: `lr` is a Python value" in plan.reasons[0]
     offered = plan_of(src, rec, unsafe_fixes=True)
