@@ -353,3 +353,29 @@ def test_an_exponent_stays_a_python_value(body: str, python: bool) -> None:
     assert (g.spec is None) == python, plan.reasons
     if python:
         assert any("`g` must stay a Python value: it is an exponent" in r for r in plan.reasons)
+
+
+# -- dataset evidence says nothing about a dimension the signature keeps fixed ---------------
+
+WIDTH = "import tensorflow as tf\n\n\n@tf.function\ndef step(x, y):\n    return {body}\n"
+
+
+@pytest.mark.parametrize(
+    ("body", "safety"),
+    [
+        ("x * 2.0 + y[:, None]", "safe"),  # dimension 1 is read by nothing: freed
+        ("tf.reshape(x, [-1, x.shape[1]]) + y[:, None]", "unsafe"),  # p5: kept at 3
+    ],
+)
+def test_a_dimension_kept_fixed_is_unsafe_whatever_the_profile_length(
+    tmp_path: Path, body: str, safety: str
+) -> None:
+    src = WIDTH.format(body=body)
+    (tmp_path / "driver.py").write_text(DRIVER_DATASET)
+    calls = [{"x": tensor(n, 3), "y": tensor(n)} for n in (4, 4, 2) * 4]  # 12 calls
+    rec = record(src, calls, qualname="step", path="model.py")
+    rec.call_sites = [CallSite("driver.py", 6, calls=12, col=4)]
+    plan = plan_of(src, rec, root=tmp_path, unsafe_fixes=True)
+    assert (plan.action, plan.safety) == ("signature", safety)
+    if safety == "unsafe":
+        assert any("`x` dimension 1 seen only as 3 in 12 calls" in w for w in plan.warnings)
