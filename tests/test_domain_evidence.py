@@ -279,7 +279,19 @@ def test_a_config_policy_is_the_user_asking() -> None:
     calls = [{"x": tensor(n, 3), "y": tensor(n)} for n in (4, 3, 2)]
     rec = record(STEP, calls, qualname="step")
     assert plan_of(STEP, rec, relax="batch").action == "signature"
+    assert plan_of(STEP, rec, relax="all").action == "signature"
     assert plan_of(STEP, rec).action != "signature"
+
+
+def test_relax_none_is_not_asking_for_a_signature() -> None:
+    """review21 item 10: `--relax none` sounds cautious; it asks for no relaxation, so it
+    is no evidence of the domain (the signature is the unsafe offer)."""
+    calls = [{"x": tensor(n, 3), "y": tensor(n)} for n in (4, 3, 2)]
+    rec = record(STEP, calls, qualname="step")
+    plan = plan_of(STEP, rec, relax="none")
+    assert (plan.action, plan.safety) != ("signature", "safe")
+    unsafe = plan_of(STEP, rec, relax="none", unsafe_fixes=True)
+    assert unsafe.safety == "unsafe"
 
 
 # -- without evidence: the safe default ------------------------------------------------------

@@ -8,7 +8,9 @@ such call comes later (measured: the generated dtype/domain suite broke 8 of 40 
 with signatures from 8-10-call profiles). A signature is labelled safe only with
 evidence that the calls have the signature's structure, dtypes and ranks:
 
-- the config sets a shape policy for the function (the user asked for a signature);
+- a shape policy that relaxes dimensions (``relax = "batch"`` or ``"all"``, in the config or
+  ``--relax``) is set for the function: the user asked for a signature (``none`` is no
+  such request);
 - a distributed dataset's element spec is the signature (``distributed_inputs``);
 - every recorded call came from call sites whose arguments are elements of a
   ``tf.data`` dataset (``for x, y in ds: step(x, y)``; ``analysis/dataset_loops.py``):
@@ -45,6 +47,17 @@ POSITIONAL_KINDS = ("POSITIONAL_ONLY", "POSITIONAL_OR_KEYWORD")
 FLOATS = ("float16", "bfloat16", "float32")
 
 
+RELAXING = ("all", "batch")
+"""The shape policies that ask for a signature: ``none`` keeps the dimensions seen
+constant, the cautious-sounding choice, so it is no request to narrow dtypes and ranks."""
+
+
+def asked(signed: Sequence[ParamResult]) -> list[str]:
+    """The relaxing shape policies set for these parameters (the user asked for a
+    signature): ``batch`` or ``all``, not ``auto`` or ``none``."""
+    return sorted({r.relax for r in signed} & set(RELAXING))
+
+
 def tensor_params(signed: Sequence[ParamResult]) -> list[ParamResult]:
     """The signed parameters the calls passed tensors (or structures of them) for: not
     Python numbers, whose specs follow the number rules (``python_params``)."""
@@ -58,9 +71,13 @@ def evidence(
     own: Source | None = None,
 ) -> tuple[str | None, str]:
     """(What shows the domain, "") or (None, why nothing does)."""
-    policies = {r.relax for r in signed} - {AUTO}
+    policies = asked(signed)
     if policies:
-        return f"the config sets its shape policy ({', '.join(sorted(policies))})", ""
+        return (
+            f"a shape policy that relaxes dimensions was asked for (relax={', '.join(policies)}, "
+            "from the config or --relax)",
+            "",
+        )
     if any(isinstance(r.spec, ElementSpecNode) for r in signed):
         return "a distributed dataset's element spec", ""
     tensors = tensor_params(signed)
