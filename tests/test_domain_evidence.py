@@ -391,3 +391,20 @@ def test_a_dimension_kept_fixed_is_unsafe_whatever_the_profile_length(
     assert (plan.action, plan.safety) == ("signature", safety)
     if safety == "unsafe":
         assert any("`x` dimension 1 seen only as 3 in 12 calls" in w for w in plan.warnings)
+
+
+SERVING = DRIVER_DATASET + "def predict_one(row):\n    return step(np.asarray(row)[None], 0.0)\n"
+
+
+@pytest.mark.parametrize(("driver", "ok"), [(DRIVER_DATASET, True), (SERVING, False)])
+def test_an_unrecorded_call_in_the_file_is_no_evidence(
+    tmp_path: Path, driver: str, ok: bool
+) -> None:
+    """review21 p2: a serving path beside the dataset loop, never run by the profile."""
+    rec = step_record(tmp_path, driver, 6)
+    plan = plan_of(STEP, rec, root=tmp_path)
+    assert ((plan.action, plan.safety) == ("signature", "safe")) is ok
+    if not ok:
+        assert any(
+            "driver.py:8 refers to `step` outside the recorded calls" in r for r in plan.reasons
+        )

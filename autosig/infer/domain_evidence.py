@@ -26,7 +26,7 @@ import functools
 from collections.abc import Sequence
 from pathlib import Path
 
-from autosig.analysis.dataset_loops import ElementArgs, element_args
+from autosig.analysis.dataset_loops import ElementArgs, element_args, other_references
 from autosig.infer.observations import ParamResult
 from autosig.infer.specs import (
     DictNode,
@@ -113,6 +113,9 @@ def dataset_calls(
                 f"{site.where} passes `{missing[0]}` other than as an element of a tf.data dataset"
             )
         loops.append(f"`{found.dataset}` (line {found.line})")
+    unseen = _unrecorded(record, root, own)
+    if unseen:
+        return None, unseen
     where = ", ".join(dict.fromkeys(loops))
     return (
         f"every recorded call ({plural(record.calls, 'call')}, "
@@ -120,6 +123,33 @@ def dataset_calls(
         "whose elements share one structure, dtype and rank",
         "",
     )
+
+
+def _unrecorded(record: FunctionRecord, root: Path | None, own: Source | None) -> str:
+    """A call of the function in its own file or a call site's file that the profile did
+    not record (it may pass anything), or ""."""
+    callee = _callee(record.qualname)
+    if callee is None:
+        return ""
+    files: dict[str, set[tuple[int, int | None]]] = {}
+    for site in record.call_sites:
+        assert site.path is not None
+        files.setdefault(site.path, set()).add((site.line, site.col))
+    if record.path is not None:
+        files.setdefault(record.path, set())
+    for path, recorded in files.items():
+        wrapper = _wrapper(path, root, own)
+        if wrapper is None:
+            if path == record.path:
+                continue  # the function's own file unread: the sites were checked
+            return f"{path} could not be read"
+        lines = other_references(wrapper, callee, recorded)
+        if lines:
+            return (
+                f"{path}:{lines[0]} refers to `{callee}` outside the recorded calls "
+                "(a call the profile never saw may pass anything)"
+            )
+    return ""
 
 
 def _callee(qualname: str) -> str | None:
