@@ -41,11 +41,11 @@ def args_at(src: str, line: int, col: int | None = None) -> ElementArgs | str:
 LOOPS = """\
 import tensorflow as tf
 import model as m
-ds = tf.data.Dataset.from_tensor_slices((xs, ys))
-ds = ds.shuffle(10).batch(4)
-for x, y in ds:
+ds = tf.data.Dataset.from_tensor_slices((xs, ys)).shuffle(10)
+batches = ds.batch(4)
+for x, y in batches:
     m.step(x, y)
-for i, (x, y) in enumerate(ds.take(3)):
+for i, (x, y) in enumerate(batches.take(3)):
     m.step(x, training=y)
 for x in [1, 2]:
     m.step(x, 1)
@@ -63,10 +63,10 @@ for i, x in enumerate(ds):
 def test_elements_of_a_tf_data_loop_are_found() -> None:
     found = args_at(LOOPS, 6, 4)
     assert isinstance(found, ElementArgs)
-    assert found.positional == {0, 1} and found.dataset == "ds"
+    assert found.positional == {0, 1} and found.dataset == "batches"
 
 
-def test_a_rebound_dataset_chain_and_enumerate_are_followed() -> None:
+def test_a_dataset_chain_and_enumerate_are_followed() -> None:
     found = args_at(LOOPS, 8, 4)
     assert isinstance(found, ElementArgs)
     assert found.positional == {0} and found.keywords == {"training"}
@@ -88,6 +88,120 @@ def test_an_element_reassigned_in_the_loop_is_not_an_element() -> None:
 def test_the_enumerate_counter_is_not_an_element() -> None:
     found = args_at(LOOPS, 18, 4)
     assert isinstance(found, ElementArgs) and found.positional == {1}
+
+
+def elements(src: str, line: int) -> bool:
+    return isinstance(args_at(src, line), ElementArgs)
+
+
+ONE_BINDING = """\
+import tensorflow as tf
+ds = tf.data.Dataset.from_tensor_slices(images).batch(8)
+for images in ds:
+    step(images)
+"""
+
+
+def test_one_binding_of_the_dataset_is_evidence() -> None:
+    assert elements(ONE_BINDING, 4)
+
+
+@pytest.mark.parametrize(
+    "binding",
+    [
+        # p3: two tf.data bindings with other element specs
+        "if SYNTHETIC:\n    ds = tf.data.Dataset.from_tensors(zeros).repeat(3)\n"
+        "else:\n    ds = tf.data.Dataset.from_tensor_slices(images).batch(8)",
+        "ds = tf.data.Dataset.from_tensor_slices(images)\nds = ds.batch(8)",
+    ],
+)
+def test_a_dataset_name_bound_twice_is_no_evidence(binding: str) -> None:
+    src = f"import tensorflow as tf\n{binding}\nfor images in ds:\n    step(images)\n"
+    assert not elements(src, src.count("\n"))
+
+
+FROM_PARAMS = """\
+import tensorflow as tf
+import numpy as np
+DATA = np.ones([10, 3], np.float32)
+def run(features, n):
+    data = {source}
+    ds = tf.data.Dataset.from_tensor_slices(data).batch(n).map(lambda x: x * 2)
+    for x in ds:
+        step(x)
+"""
+
+
+@pytest.mark.parametrize(
+    ("source", "ok"),
+    [
+        ("DATA", True),  # a module constant; `n` (a batch size) and the lambda's `x` are fine
+        ("features", False),  # p1: the caller's array, whose dtype follows the caller
+        ("features / 7", False),
+        ("np.asarray(features, np.float32)", False),  # conservative: any parameter read
+    ],
+)
+def test_a_dataset_built_from_parameters_is_no_evidence(source: str, ok: bool) -> None:
+    src = FROM_PARAMS.format(source=source)
+    if source == "DATA":
+        src = src.replace(".batch(n)", ".batch(4)")
+    assert elements(src, 8) is ok
+
+
+ELEMENT_BODY = """\
+import tensorflow as tf
+ds = tf.data.Dataset.from_tensor_slices(data).batch(6)
+for batch in ds:
+    {change}
+    step(batch)
+"""
+
+
+@pytest.mark.parametrize(
+    ("change", "ok"),
+    [
+        ("y = tf.cast(batch['x'], tf.float16)", True),
+        ("out[batch] = 1", True),
+        ("batch['x'] = tf.cast(batch['x'], tf.float16)", False),  # p4
+        ("batch = tf.cast(batch, tf.float16)", False),
+        ("batch += 1", False),
+        ("batch.x = 1", False),
+        ("batch.update(x=1)", False),
+        ("a, (batch, b) = 1, (2, 3)", False),
+        ("match 1:\n        case batch:\n            pass", False),
+        ("with f() as batch:\n        pass", False),
+        ("del batch['x']", False),
+    ],
+)
+def test_an_element_changed_in_the_loop_is_no_evidence(change: str, ok: bool) -> None:
+    assert (
+        elements(ELEMENT_BODY.format(change=change), ELEMENT_BODY.format(change=change).count("\n"))
+        is ok
+    )
+
+
+@pytest.mark.parametrize(
+    ("pipeline", "ok"),
+    [
+        ("tf.data.Dataset.range(4).map(lambda i: tf.cast(i, tf.float32))", True),
+        (
+            "tf.data.Dataset.from_generator(gen, output_signature=tf.TensorSpec([None]))",
+            True,
+        ),
+        # p7: the element's rank is not fixed statically
+        ("tf.data.Dataset.range(4).map(lambda i: tf.numpy_function(load, [i], tf.float32))", False),
+        ("tf.data.Dataset.range(4).map(lambda i: tf.py_function(load, [i], tf.float32))", False),
+        ("tf.data.Dataset.range(4).map(wrapped).batch(2)", False),
+        ("tf.data.Dataset.from_generator(gen, output_types=tf.float32)", False),
+    ],
+)
+def test_an_untyped_pipeline_stage_is_no_evidence(pipeline: str, ok: bool) -> None:
+    src = (
+        "import tensorflow as tf\n"
+        "def wrapped(i):\n    return tf.numpy_function(load, [i], tf.float32)\n"
+        f"ds = {pipeline}\nfor x in ds:\n    step(x)\n"
+    )
+    assert elements(src, 6) is ok
 
 
 # -- the choice with and without evidence ---------------------------------------------------
@@ -165,7 +279,19 @@ def test_a_config_policy_is_the_user_asking() -> None:
     calls = [{"x": tensor(n, 3), "y": tensor(n)} for n in (4, 3, 2)]
     rec = record(STEP, calls, qualname="step")
     assert plan_of(STEP, rec, relax="batch").action == "signature"
+    assert plan_of(STEP, rec, relax="all").action == "signature"
     assert plan_of(STEP, rec).action != "signature"
+
+
+def test_relax_none_is_not_asking_for_a_signature() -> None:
+    """review21 item 10: `--relax none` sounds cautious; it asks for no relaxation, so it
+    is no evidence of the domain (the signature is the unsafe offer)."""
+    calls = [{"x": tensor(n, 3), "y": tensor(n)} for n in (4, 3, 2)]
+    rec = record(STEP, calls, qualname="step")
+    plan = plan_of(STEP, rec, relax="none")
+    assert (plan.action, plan.safety) != ("signature", "safe")
+    unsafe = plan_of(STEP, rec, relax="none", unsafe_fixes=True)
+    assert unsafe.safety == "unsafe"
 
 
 # -- without evidence: the safe default ------------------------------------------------------
@@ -239,3 +365,46 @@ def test_an_exponent_stays_a_python_value(body: str, python: bool) -> None:
     assert (g.spec is None) == python, plan.reasons
     if python:
         assert any("`g` must stay a Python value: it is an exponent" in r for r in plan.reasons)
+
+
+# -- dataset evidence says nothing about a dimension the signature keeps fixed ---------------
+
+WIDTH = "import tensorflow as tf\n\n\n@tf.function\ndef step(x, y):\n    return {body}\n"
+
+
+@pytest.mark.parametrize(
+    ("body", "safety"),
+    [
+        ("x * 2.0 + y[:, None]", "safe"),  # dimension 1 is read by nothing: freed
+        ("tf.reshape(x, [-1, x.shape[1]]) + y[:, None]", "unsafe"),  # p5: kept at 3
+    ],
+)
+def test_a_dimension_kept_fixed_is_unsafe_whatever_the_profile_length(
+    tmp_path: Path, body: str, safety: str
+) -> None:
+    src = WIDTH.format(body=body)
+    (tmp_path / "driver.py").write_text(DRIVER_DATASET)
+    calls = [{"x": tensor(n, 3), "y": tensor(n)} for n in (4, 4, 2) * 4]  # 12 calls
+    rec = record(src, calls, qualname="step", path="model.py")
+    rec.call_sites = [CallSite("driver.py", 6, calls=12, col=4)]
+    plan = plan_of(src, rec, root=tmp_path, unsafe_fixes=True)
+    assert (plan.action, plan.safety) == ("signature", safety)
+    if safety == "unsafe":
+        assert any("`x` dimension 1 seen only as 3 in 12 calls" in w for w in plan.warnings)
+
+
+SERVING = DRIVER_DATASET + "def predict_one(row):\n    return step(np.asarray(row)[None], 0.0)\n"
+
+
+@pytest.mark.parametrize(("driver", "ok"), [(DRIVER_DATASET, True), (SERVING, False)])
+def test_an_unrecorded_call_in_the_file_is_no_evidence(
+    tmp_path: Path, driver: str, ok: bool
+) -> None:
+    """review21 p2: a serving path beside the dataset loop, never run by the profile."""
+    rec = step_record(tmp_path, driver, 6)
+    plan = plan_of(STEP, rec, root=tmp_path)
+    assert ((plan.action, plan.safety) == ("signature", "safe")) is ok
+    if not ok:
+        assert any(
+            "driver.py:8 refers to `step` outside the recorded calls" in r for r in plan.reasons
+        )

@@ -288,6 +288,8 @@ def test_reads_the_static_rewrite_makes_dynamic_are_not_held_against_it() -> Non
         ]
     )
     plan = plan_of(UNPACKED, rec)
-    assert (plan.action, plan.safety) == ("signature", "safe")
+    # `d` (dimension 2) stays read: kept at 3, which 9 calls do not show constant (review21)
+    assert (plan.action, plan.safety) == ("signature", "unsafe")
+    assert any("`x` dimension 2 seen only as 3" in w for w in plan.warnings)
     assert specs(plan)["x"] == TensorSpecNode((None, None, 3), "float32")
     assert plan.shape_rewrites

@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 import libcst as cst
-from libcst.metadata import Assignment, MetadataWrapper, ScopeProvider
+from libcst.metadata import Assignment, GlobalScope, MetadataWrapper, ScopeProvider
 
 from autosig.source.metadata import MetadataView, PositionProvider, iter_tree
 
@@ -172,7 +172,7 @@ def _element_loop(view: MetadataView, scopes, value: cst.BaseExpression) -> cst.
             and b.node is not targets[0]
             and view.is_within(b.node, node)
         ]
-        if others or len(targets) != 1:
+        if others or len(targets) != 1 or _changes(node.body, name):
             return None
         iterated = _element_iter(node, targets[0], view)
         return node if _is_dataset(view, scopes, iterated) else None
@@ -208,6 +208,9 @@ def _is_dataset(  # noqa: ANN001
     if node is None or len(seen) > 20:
         return False
     if isinstance(node, cst.Call):
+        for stage in _spine(node):  # `from_tensor_slices(x).batch(n).map(f)`: each call
+            if _from_parameters(view, scopes, stage) or not _static_stage(view, scopes, stage):
+                return False
         names = view.qualified_names(node.func)
         if any(n.startswith(DATASET_APIS) for n in names):
             return True
@@ -226,6 +229,8 @@ def _is_dataset(  # noqa: ANN001
             return False
         owner = next(iter(accesses[0].referents)).scope
         bindings = list(owner.assignments[node.value])
+        if len(bindings) != 1:
+            return False  # `if ...: ds = A else: ds = B`, `ds = ds.batch(4)`: which one?
         for binding in bindings:
             if not isinstance(binding, Assignment):
                 return False
@@ -250,3 +255,167 @@ def _assigned_value(view: MetadataView, target: cst.CSTNode) -> cst.BaseExpressi
     if isinstance(parent, cst.AnnAssign) and parent.target is target:
         return parent.value
     return None
+
+
+def _spine(node: cst.BaseExpression) -> Iterator[cst.Call]:
+    """The calls of a method chain, outermost first."""
+    while isinstance(node, cst.Call):
+        yield node
+        if not isinstance(node.func, cst.Attribute):
+            return
+        node = node.func.value
+
+
+MUTATORS = frozenset(
+    {"update", "pop", "popitem", "setdefault", "clear", "append", "extend", "insert", "remove"}
+)
+
+
+def _base(target: cst.CSTNode) -> str | None:
+    """``batch`` of ``batch``, ``batch["x"]``, ``batch.x[0]``."""
+    while isinstance(target, (cst.Subscript, cst.Attribute)):
+        target = target.value
+    return target.value if isinstance(target, cst.Name) else None
+
+
+def _changes(body: cst.CSTNode, name: str) -> bool:
+    """The loop body binds ``name`` or assigns into it (``batch["x"] = ...``,
+    ``x = tf.cast(x, ...)``, ``x += 1``, ``case x:``, ``batch.update(...)``)."""
+    for node in iter_tree(body):
+        targets: list[cst.CSTNode] = []
+        if isinstance(node, cst.Assign):
+            targets = [t.target for t in node.targets]
+        elif isinstance(node, (cst.AugAssign, cst.AnnAssign, cst.NamedExpr, cst.For)):
+            targets = [node.target]
+        elif isinstance(node, cst.AsName):
+            targets = [node.name]
+        elif isinstance(node, cst.Del):
+            targets = [node.target]
+        elif isinstance(node, (cst.MatchAs, cst.MatchStar)) and node.name is not None:
+            targets = [node.name]
+        elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+            if node.func.attr.value in MUTATORS and _base(node.func.value) == name:
+                return True
+        if any(_base(t) == name for t in _flat(targets)):
+            return True
+    return False
+
+
+def _flat(targets: list[cst.CSTNode]) -> Iterator[cst.CSTNode]:
+    """The targets of ``a, (b, *c) = ...`` one by one."""
+    for target in targets:
+        if isinstance(target, (cst.Tuple, cst.List)):
+            yield from _flat([e.value for e in target.elements])
+        elif isinstance(target, cst.StarredElement):
+            yield from _flat([target.value])
+        else:
+            yield target
+
+
+UNTYPED_STAGES = ("numpy_function", "py_function", "py_func", "from_generator")
+STAGE_METHODS = frozenset({"map", "flat_map", "interleave", "apply", "filter", "take_while"})
+
+
+def _from_parameters(view: MetadataView, scopes, call: cst.Call) -> bool:  # noqa: ANN001
+    """The dataset call's arguments read a parameter of a function around it (directly or
+    through local names): its dtype and rank follow the caller
+    (``def run(features): tf.data.Dataset.from_tensor_slices(features)``)."""
+    pending = [a.value for a in call.args]
+    seen: set[int] = set()
+    while pending:
+        expr = pending.pop()
+        if id(expr) in seen or len(seen) > 200:
+            return len(seen) > 200
+        seen.add(id(expr))
+        for name in (n for n in iter_tree(expr) if isinstance(n, cst.Name)):
+            scope = scopes.get(name)
+            if scope is None:
+                continue
+            for access in scope.accesses[name.value]:
+                if access.node is not name:
+                    continue
+                for referent in access.referents:
+                    if not isinstance(referent, Assignment):
+                        continue
+                    bound = referent.node
+                    if isinstance(bound, cst.Param):
+                        if not view.is_within(bound, call):  # a lambda's own parameter
+                            return True
+                    elif not isinstance(referent.scope, GlobalScope):
+                        value = _assigned_value(view, bound)
+                        if value is None:
+                            return True  # a loop target, a `with` name...
+                        pending.append(value)
+    return False
+
+
+def _static_stage(view: MetadataView, scopes, call: cst.Call) -> bool:  # noqa: ANN001
+    """The stage fixes its elements' dtype and rank statically: not ``from_generator``
+    without ``output_signature``, not a ``map`` through ``numpy_function`` or
+    ``py_function`` (whose elements' rank is unknown)."""
+    names = view.qualified_names(call.func)
+    last = {n.rsplit(".", 1)[-1] for n in names}
+    if isinstance(call.func, cst.Attribute):
+        last.add(call.func.attr.value)
+    if "from_generator" in last:
+        return any(
+            a.keyword is not None and a.keyword.value == "output_signature" for a in call.args
+        )
+    if not last & STAGE_METHODS:
+        return True
+    for arg in call.args:
+        bodies: list[cst.CSTNode] = [arg.value]
+        if isinstance(arg.value, cst.Name):
+            bodies += _defs(view, scopes, arg.value)
+        for body in bodies:
+            for node in iter_tree(body):
+                if isinstance(node, cst.Call) and _untyped(view, node):
+                    return False
+    return True
+
+
+def _untyped(view: MetadataView, call: cst.Call) -> bool:
+    func = call.func
+    last = func.attr.value if isinstance(func, cst.Attribute) else getattr(func, "value", None)
+    names = {n.rsplit(".", 1)[-1] for n in view.qualified_names(func)}
+    return bool((names | {last}) & set(UNTYPED_STAGES))
+
+
+def _defs(view: MetadataView, scopes, name: cst.Name) -> list[cst.CSTNode]:  # noqa: ANN001
+    """The ``def``s a name passed as a stage function refers to."""
+    scope = scopes.get(name)
+    if scope is None:
+        return []
+    out: list[cst.CSTNode] = []
+    for access in scope.accesses[name.value]:
+        if access.node is name:
+            out += [r.node for r in access.referents if isinstance(r, Assignment)]
+    return out
+
+
+def other_references(
+    wrapper: MetadataWrapper, callee: str, recorded: set[tuple[int, int | None]]
+) -> list[int]:
+    """Lines of the file that refer to ``callee`` (a call ``callee(...)``/``x.callee(...)``,
+    or the name passed on as a value) other than the recorded calls at ``recorded``
+    (line, 0-based column of the callee): calls the profile never saw (review21 p2: a
+    serving path ``predict(np.asarray(row)[None])`` beside the dataset loop)."""
+    positions = wrapper.resolve(PositionProvider)
+    lines = {line for line, _ in recorded}
+    out: list[int] = []
+    for node in iter_tree(wrapper.module):
+        if isinstance(node, cst.Call) and _name(node) == callee:
+            anchors = [positions[node.func].start]
+            if isinstance(node.func, cst.Attribute):
+                anchors.append(positions[node.func.attr].start)
+            if not any(
+                (a.line, a.column) in recorded or (a.line, None) in recorded for a in anchors
+            ):
+                out.append(anchors[0].line)
+        elif isinstance(node, (cst.Arg, cst.Assign, cst.Return)):
+            value = node.value
+            if isinstance(value, cst.Name) and value.value == callee:
+                line = positions[value].start.line
+                if line not in lines:
+                    out.append(line)
+    return sorted(set(out))

@@ -120,10 +120,12 @@ Lines in reports of --diff and --patch-out are lines of the files on disk.
     "--relax",
     type=click.Choice(RELAX_CHOICES, case_sensitive=False),
     default=None,
-    help="Shape policy for inferred signatures: auto frees a dimension seen constant only "
-    "where no static read of it is found (the batch dimension, methods' arguments, short "
-    "profiles) and keeps the rest; none keeps dimensions seen constant, batch frees the first "
-    "one, all frees every one [default: config 'relax', else auto].",
+    help="Shape policy for inferred signatures: auto frees a dimension seen constant where "
+    "no static read of it is found and keeps the rest (a kept one makes the signature an "
+    "unsafe fix); none keeps dimensions seen constant, batch frees the first one, all frees "
+    "every one [default: config 'relax', else auto]. batch and all ask for "
+    "an input_signature: it is written as a safe fix although it rejects or casts other "
+    "dtypes and ranks than the profiled ones; auto and none do not.",
 )
 @common_options
 @max_file_size_option

@@ -7,7 +7,8 @@ handled (the batch dimension, any dimension of a method's argument, any dimensio
 in only a few calls): it is freed only when the shape-use analysis
 (``analysis/shape_reads.py``) finds no static read of it, or when the read can become
 ``tf.shape(x)[i]`` (``shape_rewrites.py``); else it is kept fixed and the fix is
-*unsafe*, with the evidence. A read that steers Python control flow forbids any free
+*unsafe*, with the evidence. Any other never-varied dimension is freed when nothing
+reads it, else kept fixed as an unsafe fix unless the probes found the code fixes it. A read that steers Python control flow forbids any free
 dimension.
 """
 
@@ -40,7 +41,11 @@ from autosig.source.project_modules import ModuleResolver
 from autosig.text import plural
 
 MIN_CALLS = 8
-"""Fewer calls than this do not show that a dimension is constant."""
+"""Fewer calls than this: every never-varied dimension is one to free (where nothing
+reads it), not only the batch dimension and a method argument's. Whatever the profile
+length, a never-varied dimension kept fixed makes the signature an unsafe fix unless the
+probes found it fixed by the code (review21 p5, p13b: a padded_batch length seen in 10
+calls was kept fixed in a signature labelled safe)."""
 
 
 AUTO = "auto"
@@ -133,6 +138,7 @@ def decide_shapes(
         autograph=autograph,
         modules=modules,
     )
+    before = use  # the reads of dimensions no rewrite frees stay in the code
     use = dynamic.without_rewritten(use)
     decision = ShapeDecision(use=use, rewrites=dynamic.rewrites)
     decision.shape_varies = any(
@@ -199,6 +205,15 @@ def decide_shapes(
                         relaxed_labels.add(tie_label(path, dim))
                     continue
                 if not at_risk:
+                    # no profile length shows a dimension constant (review21 p5, p13b):
+                    # freed if nothing reads it, else kept fixed as an unsafe fix
+                    kept = [x for x in before.reads.get(name, []) if nested or x.reads_dim(dim)]
+                    if kept or control:
+                        why = (kept or control)[0].describe()
+                        decision.warnings.append(_pinned(label, size, record.calls, why))
+                    else:
+                        choices.append(_Choice(r, index, dim, label, size, at_risk=True))
+                        relaxed_labels.add(tie_label(path, dim))
                     continue
                 blocking = dim_reads or control
                 if blocking:
@@ -280,10 +295,8 @@ def _apply(
         why = proof.why
     if proof.pin_safe and choice.untied is None:
         decision.proven.append(f"{choice.label} kept at {choice.size} ({why})")
-    elif choice.at_risk:
+    else:  # whatever the profile length (review21 p5, p13b)
         decision.warnings.append(_pinned(choice.label, choice.size, calls, why))
-    else:
-        decision.proven.append(f"{choice.label} kept at {choice.size} ({why})")
 
 
 def _leaf_shape(spec: SpecNode | None, index: int) -> Shape:

@@ -8,7 +8,9 @@ such call comes later (measured: the generated dtype/domain suite broke 8 of 40 
 with signatures from 8-10-call profiles). A signature is labelled safe only with
 evidence that the calls have the signature's structure, dtypes and ranks:
 
-- the config sets a shape policy for the function (the user asked for a signature);
+- a shape policy that relaxes dimensions (``relax = "batch"`` or ``"all"``, in the config or
+  ``--relax``) is set for the function: the user asked for a signature (``none`` is no
+  such request);
 - a distributed dataset's element spec is the signature (``distributed_inputs``);
 - every recorded call came from call sites whose arguments are elements of a
   ``tf.data`` dataset (``for x, y in ds: step(x, y)``; ``analysis/dataset_loops.py``):
@@ -24,7 +26,7 @@ import functools
 from collections.abc import Sequence
 from pathlib import Path
 
-from autosig.analysis.dataset_loops import ElementArgs, element_args
+from autosig.analysis.dataset_loops import ElementArgs, element_args, other_references
 from autosig.infer.observations import ParamResult
 from autosig.infer.specs import (
     DictNode,
@@ -45,6 +47,17 @@ POSITIONAL_KINDS = ("POSITIONAL_ONLY", "POSITIONAL_OR_KEYWORD")
 FLOATS = ("float16", "bfloat16", "float32")
 
 
+RELAXING = ("all", "batch")
+"""The shape policies that ask for a signature: ``none`` keeps the dimensions seen
+constant, the cautious-sounding choice, so it is no request to narrow dtypes and ranks."""
+
+
+def asked(signed: Sequence[ParamResult]) -> list[str]:
+    """The relaxing shape policies set for these parameters (the user asked for a
+    signature): ``batch`` or ``all``, not ``auto`` or ``none``."""
+    return sorted({r.relax for r in signed} & set(RELAXING))
+
+
 def tensor_params(signed: Sequence[ParamResult]) -> list[ParamResult]:
     """The signed parameters the calls passed tensors (or structures of them) for: not
     Python numbers, whose specs follow the number rules (``python_params``)."""
@@ -58,9 +71,13 @@ def evidence(
     own: Source | None = None,
 ) -> tuple[str | None, str]:
     """(What shows the domain, "") or (None, why nothing does)."""
-    policies = {r.relax for r in signed} - {AUTO}
+    policies = asked(signed)
     if policies:
-        return f"the config sets its shape policy ({', '.join(sorted(policies))})", ""
+        return (
+            f"a shape policy that relaxes dimensions was asked for (relax={', '.join(policies)}, "
+            "from the config or --relax)",
+            "",
+        )
     if any(isinstance(r.spec, ElementSpecNode) for r in signed):
         return "a distributed dataset's element spec", ""
     tensors = tensor_params(signed)
@@ -96,6 +113,9 @@ def dataset_calls(
                 f"{site.where} passes `{missing[0]}` other than as an element of a tf.data dataset"
             )
         loops.append(f"`{found.dataset}` (line {found.line})")
+    unseen = _unrecorded(record, root, own)
+    if unseen:
+        return None, unseen
     where = ", ".join(dict.fromkeys(loops))
     return (
         f"every recorded call ({plural(record.calls, 'call')}, "
@@ -103,6 +123,33 @@ def dataset_calls(
         "whose elements share one structure, dtype and rank",
         "",
     )
+
+
+def _unrecorded(record: FunctionRecord, root: Path | None, own: Source | None) -> str:
+    """A call of the function in its own file or a call site's file that the profile did
+    not record (it may pass anything), or ""."""
+    callee = _callee(record.qualname)
+    if callee is None:
+        return ""
+    files: dict[str, set[tuple[int, int | None]]] = {}
+    for site in record.call_sites:
+        assert site.path is not None
+        files.setdefault(site.path, set()).add((site.line, site.col))
+    if record.path is not None:
+        files.setdefault(record.path, set())
+    for path, recorded in files.items():
+        wrapper = _wrapper(path, root, own)
+        if wrapper is None:
+            if path == record.path:
+                continue  # the function's own file unread: the sites were checked
+            return f"{path} could not be read"
+        lines = other_references(wrapper, callee, recorded)
+        if lines:
+            return (
+                f"{path}:{lines[0]} refers to `{callee}` outside the recorded calls "
+                "(a call the profile never saw may pass anything)"
+            )
+    return ""
 
 
 def _callee(qualname: str) -> str | None:

@@ -174,8 +174,8 @@ def _plan(
         warnings.extend(shapes.warnings)
         if shapes.relaxed:
             reasons.append(
-                "None where no static read was found (batch, method or short-profile "
-                f"dimensions that never varied): {', '.join(shapes.relaxed)}"
+                "None where no static read was found (dimensions that never varied): "
+                f"{', '.join(shapes.relaxed)}"
             )
         reasons.extend(
             r.probe_reason
