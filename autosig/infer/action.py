@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from autosig.infer.dimensions import ShapeDecision
+from autosig.infer.domain_evidence import asked as relaxing_policies
 from autosig.infer.observations import ParamResult
 from autosig.infer.plan import Action, Blocker
 from autosig.profile.format import FunctionRecord
@@ -126,7 +127,7 @@ def decide_action(
     reasons.extend(b.reason for b in blockers)
     narrowing: list[str] = []
     if not reasons:
-        asked = known_domain or any(r.relax != "auto" for r in signed)
+        asked = known_domain or bool(relaxing_policies(signed))
         narrowing = _narrowing(record, positional[last + 1 :] + others, asked)
         reasons.extend(narrowing)
     identical = len(record.signatures) == 1 and not record.signatures_dropped

@@ -51,7 +51,7 @@ from autosig.analysis.model_build import runtime_started
 from autosig.infer.action import COVERS, Decision
 from autosig.infer.build_first import variable_creation_retraces
 from autosig.infer.dimensions import ShapeDecision
-from autosig.infer.domain_evidence import evidence, narrowing_text
+from autosig.infer.domain_evidence import asked, evidence, narrowing_text
 from autosig.infer.guarded_trace_placement import NoPlacement, Placement, Seeded, place_seeding
 from autosig.infer.observations import ParamResult, tensor_shapes
 from autosig.infer.plan import Action, GuardedTrace
@@ -69,7 +69,6 @@ from autosig.profile.format import FunctionRecord
 from autosig.source.discover import FunctionSite, Source
 from autosig.source.metadata import MetadataView
 
-AUTO = "auto"
 RUNTIME_REASON = (
     "the seeding trace is the module's first TensorFlow work at import: it starts the "
     "runtime, and `tf.config` threading or device settings made after the import then "
@@ -341,9 +340,9 @@ def _refusal(
         return f"it reads Python state the project changes ({shapes.state_reason})"
     if shapes.relaxed_warnings:
         return "a relaxed dimension is read (the probes saw another graph at another size)"
-    policies = {r.relax for r in signed} - {AUTO}
+    policies = asked(signed)
     if policies:
-        return f"the config sets its shape policy ({', '.join(sorted(policies))}): a signature"
+        return f"the config sets its shape policy ({', '.join(policies)}): a signature"
     return None
 
 
