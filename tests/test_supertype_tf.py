@@ -265,7 +265,7 @@ def _check(tf: Any, src: str, name: str, calls: list[Any], relax: str = "none") 
     python_fn = original.python_function
     record = _profile(tf, python_fn, calls, src, name)
     assert original.experimental_get_tracing_count() == 0
-    plan = infer_function(record, src, InferOptions(relax=relax))
+    plan = infer_function(record, src, InferOptions(relax=relax, guarded_trace=False))
     assert plan.action == "signature", plan.reasons
     rendered = render_signature(plan.signature_specs)
     signed = tf.function(python_fn, input_signature=eval(rendered, {"tf": tf}))  # noqa: S307
@@ -406,7 +406,7 @@ def test_star_args_make_signed_parameters_positional_only(tf: Any) -> None:
     module = _load(textwrap.dedent(src), _scratch_dir())
     keyword = [((tf.ones([b]),), {"shift": float(b)}) for b in (1, 2)]
     record = _profile(tf, module.f.python_function, keyword, textwrap.dedent(src), "f")
-    plan = infer_function(record, textwrap.dedent(src), InferOptions())
+    plan = infer_function(record, textwrap.dedent(src), InferOptions(guarded_trace=False))
     assert plan.action == "reduce_retracing"
     assert "positional-only" in plan.reasons[0]
 
@@ -424,7 +424,7 @@ def test_python_int_sizing_a_list_is_kept_python_and_would_fail_as_tensor(tf: An
     module = _load(src, _scratch_dir())
     calls = [((tf.ones([2]), k), {}) for k in (1, 2, 3)]
     record = _profile(tf, module.f.python_function, calls, src, "f")
-    plan = infer_function(record, src, InferOptions())
+    plan = infer_function(record, src, InferOptions(guarded_trace=False))
     assert plan.action == "none"  # only k varies: reduce_retracing would not help either
     assert "range(k)" in plan.reasons[0]
     # What a signature with k as a tensor would do: it cannot even trace.
