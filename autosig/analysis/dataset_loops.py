@@ -80,7 +80,7 @@ def element_args(
     ``callee`` (``step`` of ``model.step(...)``; None: any name, as for ``__call__``),
     or why none can be told."""
     view = MetadataView(wrapper)
-    calls = [c for c in _calls_at(wrapper, line, col) if callee is None or _name(c) == callee]
+    calls = [c for c in _calls_at(wrapper, line, col) if callee is None or callee_name(c) == callee]
     if len(calls) != 1:
         return f"{len(calls)} calls found at line {line}"
     call = calls[0]
@@ -120,7 +120,8 @@ def element_args(
     )
 
 
-def _name(call: cst.Call) -> str | None:
+def callee_name(call: cst.Call) -> str | None:
+    """The name a call goes through: `f(...)` and `obj.f(...)` give `f`."""
     func = call.func
     if isinstance(func, cst.Name):
         return func.value
@@ -404,7 +405,7 @@ def other_references(
     lines = {line for line, _ in recorded}
     out: list[int] = []
     for node in iter_tree(wrapper.module):
-        if isinstance(node, cst.Call) and _name(node) == callee:
+        if isinstance(node, cst.Call) and callee_name(node) == callee:
             anchors = [positions[node.func].start]
             if isinstance(node.func, cst.Attribute):
                 anchors.append(positions[node.func.attr].start)

@@ -76,7 +76,7 @@ def plan_call_sites(
             r.warning = "; ".join(w for w in (r.warning, warning) if w)
     unrecorded = sum(s.calls for s in record.call_sites if s not in sites)
     plan = CallSitePlan(
-        callee=_callee_name(record.qualname),
+        callee=callee_name(record.qualname),
         params=params,
         sites=sites,
         unrecorded=unrecorded + record.call_sites_dropped,
@@ -142,7 +142,8 @@ def _tensorized_param(record: FunctionRecord, r: ParamResult) -> TensorizedParam
     return TensorizedParam(r.info.name, index, r.leaf.python.dtype, r.leaf.python.describe())
 
 
-def _callee_name(qualname: str) -> str | None:
+def callee_name(qualname: str) -> str | None:
+    """The name a call of the function goes through (None for ``__call__``: any)."""
     name = qualname.rsplit(".", 1)[-1]
     return None if name == "__call__" or name.startswith("<") else name
 

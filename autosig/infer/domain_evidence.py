@@ -27,6 +27,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from autosig.analysis.dataset_loops import ElementArgs, element_args, other_references
+from autosig.infer.call_site_plan import callee_name
 from autosig.infer.observations import ParamResult
 from autosig.infer.specs import (
     DictNode,
@@ -103,7 +104,7 @@ def dataset_calls(
         wrapper = _wrapper(site.path, root, own)
         if wrapper is None:
             return None, f"{site.where} could not be read"
-        found = element_args(wrapper, site.line, site.col, _callee(record.qualname))
+        found = element_args(wrapper, site.line, site.col, callee_name(record.qualname))
         if isinstance(found, str):
             return None, f"{site.where}: {found}"
         covered = _covered(found, positional)
@@ -128,7 +129,7 @@ def dataset_calls(
 def _unrecorded(record: FunctionRecord, root: Path | None, own: Source | None) -> str:
     """A call of the function in its own file or a call site's file that the profile did
     not record (it may pass anything), or ""."""
-    callee = _callee(record.qualname)
+    callee = callee_name(record.qualname)
     if callee is None:
         return ""
     files: dict[str, set[tuple[int, int | None]]] = {}
@@ -150,12 +151,6 @@ def _unrecorded(record: FunctionRecord, root: Path | None, own: Source | None) -
                 "(a call the profile never saw may pass anything)"
             )
     return ""
-
-
-def _callee(qualname: str) -> str | None:
-    """The name a call of the function goes through (None for ``__call__``: any)."""
-    name = qualname.rsplit(".", 1)[-1]
-    return None if name == "__call__" or name.startswith("<") else name
 
 
 def _covered(found: ElementArgs, positional: list[str]) -> set[str]:

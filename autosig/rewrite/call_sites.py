@@ -19,6 +19,7 @@ from dataclasses import dataclass, field, replace
 
 import libcst as cst
 
+from autosig.analysis.dataset_loops import callee_name
 from autosig.analysis.python_values import find_function, short_code
 from autosig.infer.plan import FunctionPlan, TensorizedParam
 from autosig.profile.format import CallSite
@@ -169,7 +170,7 @@ class _CallIndex:
         for where, call in self.by_line.get(line, []):
             if col is not None and where != col:
                 continue
-            if callee is not None and _callee_name(call) != callee:
+            if callee is not None and callee_name(call) != callee:
                 continue
             if call not in found:
                 found.append(call)
@@ -193,15 +194,6 @@ def _anchors(call: cst.Call, positions: object) -> Iterator[tuple[int, int]]:
         attr = positions[call.func.attr].start  # type: ignore[index]
         if attr.line != start.line:
             yield attr.line, attr.column
-
-
-def _callee_name(call: cst.Call) -> str | None:
-    func = call.func
-    if isinstance(func, cst.Name):
-        return func.value
-    if isinstance(func, cst.Attribute):
-        return func.attr.value
-    return None
 
 
 def _expected_line(ctx: RuleContext, site: CallSite) -> int | None:
