@@ -140,19 +140,8 @@ def test_rewritten_call_sites_compute_the_same_on_unseen_values(
     shutil.copyfile(tmp_path / "model.py", tmp_path / "original.py")
     # jitter's temperature meets a float32 tensor and `x` was float32 in every call,
     # which nothing shows is its only dtype: its call-site plan is an unsafe fix
-    fixed = _run(
-        [
-            python,
-            "-m",
-            "autosig",
-            "fix",
-            "model.py",
-            "--profile",
-            ".autosig/profile.json",
-            "--unsafe-fixes",
-        ],
-        tmp_path,
-    )
+    fix = [python, "-m", "autosig", "fix", "model.py", "--profile", ".autosig/profile.json"]
+    fixed = _run([*fix, "--unsafe-fixes"], tmp_path)
     assert fixed.returncode == 0, fixed.stderr
     text = (tmp_path / "model.py").read_text()
     assert "maps = [explain(model, x, tf.constant(c, tf.int32)) for c in classes]" in text
@@ -174,18 +163,5 @@ def test_rewritten_call_sites_compute_the_same_on_unseen_values(
     assert traces_before == {"explain": 8, "jitter": 9}
     assert traces_after == {"explain": 1, "jitter": 1}
 
-    again = _run(
-        [
-            python,
-            "-m",
-            "autosig",
-            "fix",
-            "model.py",
-            "--profile",
-            ".autosig/profile.json",
-            "--diff",
-            "--unsafe-fixes",
-        ],
-        tmp_path,
-    )
+    again = _run([*fix, "--diff", "--unsafe-fixes"], tmp_path)
     assert again.returncode == 0 and again.stdout == ""
