@@ -261,6 +261,11 @@ def counted_mean(x, n):
     return tf.reduce_sum(x) / tf.cast(n, tf.float32)  # CAST: n is only cast to float32
 
 
+@tf.function
+def weighted_total(x, w):
+    return tf.reduce_sum(tf.cast(x, tf.float32)) * w  # w meets float32 whatever x's dtype
+
+
 def main():
     rng = np.random.default_rng(0)
     for b in (3, 5, 4):
@@ -268,10 +273,12 @@ def main():
         print("jitter", jitter(x).shape)
         print("half", half(tf.cast(x, tf.float16), 0.5 + b).numpy().tolist())
         print("mean", float(counted_mean(x, b)))
+        print("weighted", float(weighted_total(x, 0.25 * b)))
     if "--unseen" in sys.argv:  # calls the profile never saw
         x = tf.constant(rng.normal(size=(7, 4)).astype("float32"))
         print("UNSEEN half", half(tf.cast(x, tf.float16), 0.3).numpy().tolist())
         print("UNSEEN mean", float(counted_mean(x, 12.5)), float(counted_mean(x, 2**20 + 1)))
+        print("UNSEEN weighted", float(weighted_total(x, 0.3)))
 
 
 if __name__ == "__main__":

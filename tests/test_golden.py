@@ -42,8 +42,12 @@ ROOT = Path(__file__).resolve().parent.parent
 GOLDEN = ROOT / "golden"
 CASES = sorted(p.name for p in GOLDEN.iterdir() if (p / "driver.py").is_file())
 CASE_KEYS = {"fix_args", "reach_hand", "explain_mentions"}
-OPTIONAL_KEYS = {"xfail"}
-"""``xfail``: why the case is known to fail now (strict: passing then is an error)."""
+OPTIONAL_KEYS = {"xfail", "fix_paths"}
+"""``xfail``: why the case is known to fail now (strict: passing then is an error).
+``fix_paths``: the files ``autosig fix`` is given (default ``["model.py"]``); a case whose
+fix passes tensors at the driver's call sites names ``driver.py`` too, as a user fixing
+the project's directory does. Each file fixed has its expected/ copy."""
+DEFAULT_FIX_PATHS = ["model.py"]
 TIMEOUT_S = 300
 PROFILE = ".autosig/profile.json"
 REAL_START = frozenset({"01_incremental_phases", "18_distributed_step"})
@@ -177,6 +181,8 @@ def test_case_is_complete(name: str) -> None:
     case = load_case(name)
     assert CASE_KEYS <= set(case) <= CASE_KEYS | OPTIONAL_KEYS, f"{name}/case.json: {sorted(case)}"
     assert case["reach_hand"], f"{name}/case.json: reach_hand names no function"
+    paths = fix_paths(case)
+    assert "model.py" in paths and all((folder / path).is_file() for path in paths), paths
     assert "TRACES" in (folder / "driver.py").read_text()
 
 
@@ -265,10 +271,11 @@ def check_fix(
 ) -> None:
     """fix --diff, verify, fix, idempotence, and trace counts of the rewritten module."""
     fix_args = case["fix_args"]
-    expected_model = out.expected_dir / "model.py"
-    diff = autosig("fix", "model.py", "--profile", PROFILE, "--diff", *fix_args, cwd=work)
-    if not out.update and expected_model.is_file():
-        changes = expected_model.read_text() != (work / "model.py").read_text()
+    paths = fix_paths(case)
+    diff = autosig("fix", *paths, "--profile", PROFILE, "--diff", *fix_args, cwd=work)
+    expected = [out.expected_dir / path for path in paths]
+    if not out.update and all(path.is_file() for path in expected):
+        changes = any(path.read_text() != (work / path.name).read_text() for path in expected)
         out.check(
             diff.returncode == (1 if changes else 0),
             f"fix --diff should exit {1 if changes else 0}:\n{shown(diff)}",
@@ -293,15 +300,22 @@ def check_fix(
     )
     out.check(verified.returncode == 0, f"verify failed:\n{shown(verified)}")
 
-    shutil.copyfile(work / "model.py", work / ORIGINAL)
-    written = autosig("fix", "model.py", "--profile", PROFILE, *fix_args, cwd=work)
+    for path in paths:
+        shutil.copyfile(work / path, work / f"original_{path}")
+    written = autosig("fix", *paths, "--profile", PROFILE, *fix_args, cwd=work)
     if out.check(written.returncode in (0, 1), f"fix failed:\n{shown(written)}"):
-        out.compare("model.py", (work / "model.py").read_text())
-        again = autosig("fix", "model.py", "--profile", PROFILE, "--diff", *fix_args, cwd=work)
+        for path in paths:
+            out.compare(path, (work / path).read_text())
+        again = autosig("fix", *paths, "--profile", PROFILE, "--diff", *fix_args, cwd=work)
         out.check(
             again.returncode == 0, f"a second fix --diff must change nothing:\n{shown(again)}"
         )
         check_traces(work, case, original, target, out, forks)
+
+
+def fix_paths(case: dict) -> list[str]:
+    """The files the case's ``autosig fix`` is given (``model.py`` unless it says)."""
+    return list(case.get("fix_paths", DEFAULT_FIX_PATHS))
 
 
 def verify_args(case: dict) -> list[str]:
@@ -311,7 +325,8 @@ def verify_args(case: dict) -> list[str]:
 
 
 ORIGINAL = "original_model.py"
-"""A copy of the case's model.py taken before ``autosig fix`` writes it."""
+"""A copy of the case's model.py taken before ``autosig fix`` writes it (each file fixed
+gets its ``original_`` copy: ``original_driver.py`` when the driver is fixed too)."""
 
 
 def run_unseen(args: list[str], cwd: Path, forks: Any) -> subprocess.CompletedProcess[str]:
@@ -341,7 +356,8 @@ def check_traces(
     rewritten = run_unseen(["driver.py"], work, forks)
     if not out.check(rewritten.returncode == 0, f"rewritten driver failed:\n{shown(rewritten)}"):
         return
-    before = run_unseen(["driver.py", ORIGINAL], work, forks)
+    driver = "original_driver.py" if (work / "original_driver.py").is_file() else "driver.py"
+    before = run_unseen([driver, ORIGINAL], work, forks)
     if out.check(before.returncode == 0, f"original driver failed:\n{shown(before)}"):
         unsafe = "--unsafe-fixes" in case["fix_args"]
         expected, actual = printed(before.stdout, unsafe), printed(rewritten.stdout, unsafe)

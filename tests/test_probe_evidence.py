@@ -391,6 +391,29 @@ def test_merging_numbers_pools_values_and_keeps_a_found_dtype() -> None:
     assert merge_number(found, other).dtype_from == "conflict"
 
 
+def test_merging_numbers_keeps_a_followed_tensor_from_either_process() -> None:
+    """One process saw `k` keep float32 beside `x`, another saw it follow `y`: followed."""
+
+    def probed(follows: list[str], kept: list[str]) -> NumberEvidence:
+        return NumberEvidence(
+            "k",
+            "float",
+            "float32",
+            "spec",
+            True,
+            follows=follows,
+            kept_with=kept,
+            dtype_probes=[f"`{p}` as float64" for p in follows + kept],
+        )
+
+    merged = merge_number(probed([], ["x", "y"]), probed(["y"], ["x"]))
+    assert (merged.follows, merged.kept_with) == (["y"], ["x"])
+    assert merged.dtype_probes == ["`x` as float64", "`y` as float64"]
+    unprobed = NumberEvidence("k", "float", "float32", "spec", True)
+    assert merge_number(unprobed, probed([], ["x"])).kept_with == ["x"]
+    assert merge_number(unprobed, unprobed).follows is None
+
+
 def test_merging_function_evidence() -> None:
     a = ProbeEvidence(
         rounds=1,

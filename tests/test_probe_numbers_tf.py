@@ -58,6 +58,26 @@ def test_an_int_only_cast_to_float32_takes_a_float32_spec(profiled) -> None:
     assert "only casts it to float32" in n.reason
 
 
+def test_the_probe_says_whether_a_number_follows_a_tensor_arguments_dtype(profiled) -> None:
+    """A Python number takes the dtype of the tensor it meets: `x * scale` follows `x`
+    (traced as float32, `scale` became float32), `reduce_sum(cast(x, float32)) * w` does
+    not (`x` as float64 or float16: `w` stays float32), so only `w` may be a caller's
+    `tf.constant(w, tf.float32)` whatever dtype `x` has."""
+    _, evidence = profiled
+    scale = evidence["half"].number("scale")
+    assert (scale.follows, scale.kept_with) == (["x"], []), scale.dtype_probes
+    assert scale.dtype_probes == ["`x` as float32: `scale` follows it to float32"]
+    w = evidence["weighted_total"].number("w")
+    assert (w.dtype, w.follows, w.kept_with) == ("float32", [], ["x"]), w.dtype_probes
+    assert w.dtype_probes == [
+        "`x` as float64: `w` stays float32",
+        "`x` as float16: `w` stays float32",
+    ]
+    n = evidence["counted_mean"].number("n")  # float32 by its cast: x float64 fails anyway
+    assert (n.follows, n.kept_with) == ([], ["x"]), n.dtype_probes
+    assert all("the original does not trace it" in line for line in n.dtype_probes)
+
+
 def test_the_fix_computes_the_same_on_calls_the_profile_never_saw(profiled, tf_forks) -> None:
     tmp, _ = profiled
     # the program before and after the fix: forks of one TensorFlow import (tf_forks)

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from test_infer import plan_of, py, record, tensor
 
-from autosig.profile.evidence import DimEvidence, ProbeEvidence
+from autosig.profile.evidence import DimEvidence, NumberEvidence, ProbeEvidence
 from autosig.profile.format import CallSite
 
 pytestmark = pytest.mark.filterwarnings("ignore")
@@ -138,6 +138,48 @@ def test_a_number_meeting_a_tensor_parameter_of_its_dtype_is_unsafe() -> None:
         and "`x` had that dtype (float32)" in r
         for r in plan.reasons
     )
+
+
+def probed_number(plan_input: Any, **fields: Any) -> Any:
+    """``number_plan``'s record with the probe's dtype-coupling evidence for ``k``."""
+    body, value = plan_input
+    src = METHOD.format(head="", params="x, k", body=f"        return {body}\n")
+    calls = [{"x": tensor(n, 3), "k": py(type(value)(n))} for n in range(2, 10)]
+    rec = record(src, calls, qualname="M.f", is_method=True)
+    rec.call_sites = [CallSite("pkg/driver.py", 5, calls=8, col=4)]
+    number = NumberEvidence("k", "float", "float32", "spec", True, ["float32"], **fields)
+    rec.probe = ProbeEvidence(numbers=[number])
+    return safe_default(src, rec)
+
+
+KERAS_LOSS = ("tf.reduce_sum(tf.cast(x, tf.float32)) * k", 1.5)
+
+
+def test_a_number_the_probe_saw_keep_its_dtype_beside_the_tensor_is_a_call_site_tensor() -> None:
+    """golden 20: `weight * criterion(y, model(x))`: the loss is float32 whatever `x`'s
+    dtype (the probe traced `x` as float64 and float16): `tf.constant(weight, tf.float32)`
+    is what TensorFlow made of the number in every case."""
+    plan = probed_number(KERAS_LOSS, follows=[], kept_with=["x"])
+    assert plan.call_sites is not None, plan.reasons
+    assert plan.call_sites.params[0].dtype == "float32"
+    assert not any("no call-site tensors" in r for r in plan.reasons)
+
+
+def test_a_number_the_probe_saw_follow_the_tensor_is_no_call_site_tensor() -> None:
+    """golden 23: `img + gradients * step_size`: with `img` float64 the number is float64."""
+    plan = probed_number(("tf.reduce_sum(x) + k", 1.5), follows=["x"], kept_with=[])
+    assert plan.call_sites is None
+    assert any(
+        "the probe traced `x` at another dtype and `k` followed it" in r for r in plan.reasons
+    ), plan.reasons
+
+
+def test_a_tensor_parameter_the_probe_did_not_try_keeps_the_number_coupled() -> None:
+    """Evidence about other arguments (or none: an older profile) proves nothing for `x`."""
+    for fields in ({"follows": [], "kept_with": ["other"]}, {}):
+        plan = probed_number(KERAS_LOSS, **fields)
+        assert plan.call_sites is None
+        assert any("`x` had that dtype (float32)" in r for r in plan.reasons), plan.reasons
 
 
 # -- 4. the wording of the unsafe offer -----------------------------------------------------

@@ -71,6 +71,8 @@ def _number_line(n: NumberEvidence) -> str:
         )
     if n.exceeds_int32:
         values.append("values seen beyond int32")
+    if n.dtype_probes:
+        values.append("traced with " + ", ".join(line.replace("`", "") for line in n.dtype_probes))
     if values:
         text += "; " + "; ".join(values)
     return text

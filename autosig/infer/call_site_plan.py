@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from autosig.infer.observations import ParamResult
 from autosig.infer.plan import Action, CallSitePlan, TensorizedParam, constant_text, sites_text
 from autosig.infer.specs import DictNode, ListNode, SpecNode, TupleNode
+from autosig.profile.evidence import NumberEvidence
 from autosig.profile.format import FunctionRecord
 from autosig.text import plural
 
@@ -64,7 +65,10 @@ def plan_call_sites(
         )
         return None, [f"{names} could be passed as tensors at the call sites, but {why}"]
     params = tuple(_tensorized_param(record, r) for r in scalars)
-    coupled = {r.info.name: _coupled(p, results) for r, p in zip(scalars, params, strict=True)}
+    coupled = {
+        r.info.name: _coupled(p, results, record.probe and record.probe.number(r.info.name))
+        for r, p in zip(scalars, params, strict=True)
+    }
     if narrowed and any(coupled.values()):
         # the unsafe route is the signature itself (``--unsafe-fixes``); the safe fix
         # (reduce_retracing) stays safe without the call-site tensors
@@ -97,15 +101,19 @@ def _tensorizable(r: ParamResult) -> bool:
     )
 
 
-def _coupled(param: TensorizedParam, results: list[ParamResult]) -> str | None:
+def _coupled(
+    param: TensorizedParam, results: list[ParamResult], probed: NumberEvidence | None = None
+) -> str | None:
     """Why ``tf.constant(value, dtype)`` may break a call the original accepts (None: the
     number's dtype does not follow a tensor parameter). A Python number is weakly typed:
     in ``x * k`` it takes ``x``'s dtype, so a float64 ``x`` works in the original, where a
     float32 tensor ``k`` raises. The profile shows the tensor parameters' dtypes only in
     the calls recorded: where one of them has the number's dtype, the number may follow
-    it, and nothing shows the dtype stays (a number whose dtype no tensor parameter has,
-    an int index beside float images, or a function whose only tensors are such numbers,
-    keeps its dtype whatever the tensors')."""
+    it (a number whose dtype no tensor parameter has, an int index beside float images,
+    or a function whose only tensors are such numbers, keeps its dtype whatever the
+    tensors'). ``probed``: the probe traced each such parameter at other dtypes
+    (``Round.dtype_coupling``): the number kept its dtype with every one (it meets a
+    variable or a Keras output, not them), or followed one."""
     if param.dtype == "string":
         return None
     same = [
@@ -117,12 +125,28 @@ def _coupled(param: TensorizedParam, results: list[ParamResult]) -> str | None:
     ]
     if not same:
         return None
+    if probed is not None and probed.follows is not None and probed.dtype == param.dtype:
+        followed = [name for name in same if any(_within(p, name) for p in probed.follows)]
+        if followed:
+            return (
+                f"`{param.name}` passed as a {param.dtype} tensor would break calls the "
+                f"original accepts: the probe traced `{followed[0]}` at another dtype and "
+                f"`{param.name}` followed it (a Python number takes the dtype of the tensor "
+                f"it meets), where a {param.dtype} tensor raises"
+            )
+        if all(any(_within(p, name) for p in probed.kept_with) for name in same):
+            return None
     return (
         f"`{param.name}` passed as a {param.dtype} tensor may break calls the original "
         f"accepts: a Python number takes the dtype of the tensor it meets, and `{same[0]}` "
         f"had that dtype ({param.dtype}) in every recorded call, which nothing shows is its "
         f"only one (another dtype of `{same[0]}` then meets a {param.dtype} tensor and raises)"
     )
+
+
+def _within(path: str, name: str) -> bool:
+    """Argument path ``path`` (``x``, ``batch['x']``, ``pair[0]``) is parameter ``name``'s."""
+    return path == name or path.startswith((f"{name}[", f"{name}."))
 
 
 def _spec_nodes(spec: SpecNode) -> Iterator[SpecNode]:

@@ -118,6 +118,16 @@ class NumberEvidence:
     float32_max_abs_error: float | None = None
     exceeds_int32: bool | None = None
     """Some int value seen lies outside the int32 range."""
+    follows: list[str] | None = None
+    """The tensor arguments (paths) of the number's ``dtype`` whose dtype it follows: each
+    such argument traced at another dtype (float32 -> float64, float16; int32 -> int64),
+    the number's constant took that dtype too (weak typing). ``[]``: it kept ``dtype``
+    with every one of them; None: not probed (no such argument, or an older profile)."""
+    kept_with: list[str] = field(default_factory=list)
+    """The tensor arguments (paths) probed so that the number kept ``dtype`` with them:
+    at every other dtype the original traces (at none: the code fixes their dtype)."""
+    dtype_probes: list[str] = field(default_factory=list)
+    """What each of those traces showed, one line each (for ``explain``)."""
 
     @property
     def needs_float64(self) -> bool:
@@ -286,7 +296,17 @@ def merge_number(a: NumberEvidence, b: NumberEvidence) -> NumberEvidence:
     A probe that found nothing (``unknown``) or no use (``unused``) yields to one that
     found the dtype; two that found different dtypes are a ``conflict`` (no dtype).
     """
-    graph = ("dtype", "dtype_from", "spec_matches", "builds", "reason", "where")
+    graph = (
+        "dtype",
+        "dtype_from",
+        "spec_matches",
+        "builds",
+        "reason",
+        "where",
+        "follows",
+        "kept_with",
+        "dtype_probes",
+    )
     weak = ("unknown", "unused")
     if (
         a.dtype_from in weak
@@ -310,6 +330,10 @@ def merge_number(a: NumberEvidence, b: NumberEvidence) -> NumberEvidence:
             f"{second.dtype} ({second.dtype_from})"
         )
         out.builds = [d for d in first.builds if d in second.builds]
+    if a.follows is not None or b.follows is not None:  # followed in either: followed
+        out.follows = sorted({*(a.follows or ()), *(b.follows or ())})
+        out.kept_with = sorted({*a.kept_with, *b.kept_with} - set(out.follows))
+        out.dtype_probes = sorted({*a.dtype_probes, *b.dtype_probes})
     out.count = a.count + b.count
     out.min = _pick(min, a.min, b.min)
     out.max = _pick(max, a.max, b.max)

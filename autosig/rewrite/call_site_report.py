@@ -114,8 +114,9 @@ def mark_unhelped(plan: Plan | None, results: dict[str, FixResult]) -> None:
         result = results.get(entry.path)
         if result is None or (entry.path, entry.qualname) in done:
             continue
+        what = "not fixed" if entry.action == "none" else "its Python values still retrace"
         result.left.append(
-            f"{entry.qualname} (line {entry.line}): not fixed: none of its recorded call sites "
+            f"{entry.qualname} (line {entry.line}): {what}: none of its recorded call sites "
             "was rewritten (see the lines above)"
         )
         result.findings.extend(

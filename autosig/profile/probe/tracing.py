@@ -31,6 +31,7 @@ from autosig.profile.probe.graphs import (
     changed_constants,
     constants_holding,
     differences,
+    number_difference,
     number_ops,
 )
 from autosig.profile.probe.isolation import EagerOpInProbe, Emit
@@ -38,6 +39,7 @@ from autosig.profile.probe.verdicts import (
     CONSTANT_DTYPES,
     FLOAT_DTYPES,
     NUMBER_DTYPES,
+    OTHER_DTYPES,
     Finding,
     TraceResult,
     cast_only_verdict,
@@ -195,6 +197,12 @@ class Arguments:
             return {k: self._map(f"{path}[{str(k)!r}]", v, overrides) for k, v in value.items()}
         return value
 
+    def tensors(self) -> Iterator[tuple[str, Any]]:
+        """``(path, value)`` of every tensor and NumPy array among the arguments."""
+        for path, value in self._leaves():
+            if isinstance(value, (self.tf.Tensor, self.np.ndarray)):
+                yield path, value
+
     def leaf(self, path: str) -> Any:
         for candidate_path, value in self._leaves():
             if candidate_path == path:
@@ -301,6 +309,8 @@ class Round:
             self.emit({"kind": "dims", "group": group.label, "items": self.probe_group(group)})
         for number in self.job.plan.numbers:
             evidence = self.probe_number(number.param, number.type, number.value)
+            if evidence["spec_matches"] and evidence["dtype"] in OTHER_DTYPES:
+                evidence.update(self.dtype_coupling(number.param, evidence["dtype"]))
             self.emit({"kind": "number", "evidence": evidence})
 
     def noise(self) -> frozenset[str]:
@@ -425,6 +435,44 @@ class Round:
                 )
                 evidence = cast_only_verdict(evidence, target, self.baseline, candidate)
         return asdict(evidence)
+
+    def dtype_coupling(self, param: str, dtype: str) -> dict[str, Any]:
+        """Whether Python number ``param`` (a ``dtype`` constant in the original graph)
+        follows the dtype of a tensor argument of that dtype: each such argument is traced
+        at the other dtypes of ``OTHER_DTYPES`` (the number left a Python value), then
+        again with the number a ``dtype`` scalar spec. Weakly typed, a number meeting the
+        argument takes its new dtype, and the spec then fails to trace or changes the
+        graph; one that meets something else (a variable, a Keras output) keeps
+        ``dtype``, and a caller's ``tf.constant(value, dtype)`` is what TensorFlow would
+        have made of it. A dtype the original itself does not trace proves nothing
+        either way and is not counted."""
+        tf = self.tf
+        follows: list[str] = []
+        kept: list[str] = []
+        lines: list[str] = []
+        for path, value in sorted(self.arguments.tensors(), key=lambda item: item[0]):
+            if path == param or tf.as_dtype(value.dtype).name != dtype:
+                continue
+            for other in OTHER_DTYPES[dtype]:
+                moved = {path: tf.TensorSpec(value.shape, other)}
+                base = self.trace(moved, with_numbers=True)
+                if not base.ok:
+                    lines.append(f"`{path}` as {other}: the original does not trace it")
+                    continue
+                spec = self.trace({**moved, param: tf.TensorSpec([], dtype)}, with_numbers=True)
+                assert base.number_ops is not None
+                same = spec.number_ops is not None and not number_difference(
+                    base.number_ops, spec.number_ops
+                )
+                if same:
+                    lines.append(f"`{path}` as {other}: `{param}` stays {dtype}")
+                else:
+                    lines.append(f"`{path}` as {other}: `{param}` follows it to {other}")
+                    follows.append(path)
+                    break
+            else:
+                kept.append(path)
+        return {"follows": follows, "kept_with": kept, "dtype_probes": lines}
 
     def random_evidence(self) -> RandomEvidence:
         from autosig.profile.random_ops import random_ops_in

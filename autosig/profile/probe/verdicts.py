@@ -211,6 +211,16 @@ CONSTANT_DTYPES = ("float16", "bfloat16")
 """Dtypes tried too, first, when the original graph holds the number in a constant of
 that dtype (a Python float beside a float16 tensor takes float16)."""
 FLOAT_DTYPES = frozenset({"float16", "bfloat16", "float32", "float64"})
+OTHER_DTYPES = {
+    "float32": ("float64", "float16"),
+    "float64": ("float32",),
+    "float16": ("float32",),
+    "bfloat16": ("float32",),
+    "int32": ("int64",),
+    "int64": ("int32",),
+}
+"""The dtypes a tensor argument is traced at to see whether a Python number follows it
+(``Round.dtype_coupling``): the other widths of its kind that calls commonly pass."""
 
 
 def cast_only_verdict(
