@@ -59,7 +59,8 @@ def site(line: int, col: int, **extra: Any) -> CallSite:
 
 def plan(*sites: CallSite, dtype: str = "int32", **entry: Any) -> Plan:
     callee = entry.pop("callee", "explain")
-    params = (TensorizedParam("class_index", entry.pop("index", 2), dtype, "Python int"),)
+    index, from_end = entry.pop("index", 2), entry.pop("from_end", None)
+    params = (TensorizedParam("class_index", index, dtype, "Python int", from_end),)
     return Plan(
         [
             FunctionPlan(
@@ -144,6 +145,21 @@ def test_star_arguments_are_skipped() -> None:
     result = fixed(text, plan(site(12, 19, positional=3)))
     assert not result.changed
     assert "*args/**kwargs" in result.left[0]
+
+
+def test_an_argument_after_an_unpacked_batch_is_wrapped_where_its_position_is_certain() -> None:
+    """golden 21: `train_step(*batch(rng, size), epoch)`: the function takes no *args and
+    its last parameter has no default, so every call that does not raise fills all three
+    positional parameters and the trailing argument is `class_index` (from_end 0)."""
+    text = MODEL.replace("explain(model, images, c))", "explain(*(model, images), c))")
+    result = fixed(text, plan(site(12, 19, positional=3), from_end=0))
+    assert "explain(*(model, images), tf.constant(c, tf.int32))" in result.new_text
+    # a keyword argument may fill a positional parameter: the position is not certain
+    keyword = text.replace("explain(*(model, images), c))", "explain(*(model,), c, images=1))")
+    left = fixed(keyword, plan(site(12, 19, positional=3), from_end=0))
+    assert not left.changed and "*args/**kwargs" in left.left[0]
+    # a last parameter with a default (from_end None): `f(*batch, c)` may leave it out
+    assert not fixed(text, plan(site(12, 19, positional=3))).changed
 
 
 def test_an_argument_that_already_is_a_tensor_is_left() -> None:
@@ -299,12 +315,36 @@ def planned(body: str, values: list[Any] | None = None, **extra: Any) -> Functio
     return infer_function(recorded(src, values or list(range(6)), **extra), src, InferOptions())
 
 
+def test_a_position_from_the_end_only_where_every_call_fills_the_parameters() -> None:
+    """A default on the last parameter, or a ``*args``, lets ``f(*batch, c)`` bind ``c``
+    elsewhere: no position from the end (the unpacking call is then left as it is)."""
+    extras = {
+        "scale=1.0": ParamInfo(
+            "scale", "POSITIONAL_OR_KEYWORD", {"kind": "python", "type": "float", "value": 1.0}
+        ),
+        "*rest": ParamInfo("rest", "VAR_POSITIONAL"),
+    }
+    for text, extra in extras.items():
+        src = (
+            "import tensorflow as tf\n\n\n@tf.function\n"
+            f"def explain(model, images, class_index, {text}):\n"
+            "    return model(images)[:, class_index]\n"
+        )
+        rec = recorded(src, list(range(6)))
+        rec.params = [*rec.params, extra]
+        entry = infer_function(rec, src, InferOptions())
+        assert entry.call_sites is not None, entry.reasons
+        (param,) = entry.call_sites.params
+        assert (param.index, param.from_end) == (2, None), text
+
+
 def test_an_index_used_only_as_a_tensor_is_planned_at_the_call_sites() -> None:
     entry = planned("logits = model(images)\nreturn logits[:, class_index]\n")
     assert entry.action == "none" and entry.safety == "safe"
     assert entry.call_sites is not None
     (param,) = entry.call_sites.params
     assert (param.name, param.index, param.dtype) == ("class_index", 2, "int32")
+    assert param.from_end == 0  # the last parameter, without a default: always filled
     assert [s.line for s in entry.call_sites.sites] == [12]
     assert any(
         r.startswith("call sites pass tf.constant(class_index, tf.int32)") for r in (entry.reasons)

@@ -160,10 +160,20 @@ def _spec_nodes(spec: SpecNode) -> Iterator[SpecNode]:
 
 
 def _tensorized_param(record: FunctionRecord, r: ParamResult) -> TensorizedParam:
-    positional = [p.name for p in record.params if p.kind in POSITIONAL_KINDS]
+    params = [p for p in record.params if p.kind in POSITIONAL_KINDS]
+    positional = [p.name for p in params]
     index = positional.index(r.info.name) if r.info.name in positional else None
+    from_end = None
+    filled = (
+        index is not None
+        and params[-1].default is None
+        and not any(p.kind == "VAR_POSITIONAL" for p in record.params)
+    )
+    if filled:
+        from_end = len(positional) - 1 - index
     assert r.leaf.python is not None
-    return TensorizedParam(r.info.name, index, r.leaf.python.dtype, r.leaf.python.describe())
+    python = r.leaf.python
+    return TensorizedParam(r.info.name, index, python.dtype, python.describe(), from_end)
 
 
 def callee_name(qualname: str) -> str | None:

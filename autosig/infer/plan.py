@@ -109,6 +109,11 @@ class TensorizedParam:
     dtype: str
     """``int32``, ``int64``, ``float32``, ``string``: what ``tf.constant`` is given."""
     evidence: str
+    from_end: int | None = None
+    """Its position counted from the last positional parameter (0: the last), where that
+    binds it in every call that does not raise: the function takes no ``*args`` and its
+    last positional parameter has no default, so a call passing ``f(*batch, epoch)``
+    fills all positional parameters and ``epoch`` is the last. None otherwise."""
 
 
 @dataclass(frozen=True)

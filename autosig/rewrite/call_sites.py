@@ -238,12 +238,17 @@ def _one_site(
         problem = f"{len(found)} calls of {named} start on that line (the profile has no column)"
         return SiteOutcome(entry, site, line, problem=problem)
     call = found[0]
-    if any(arg.star for arg in call.args):
+    unpacked = any(arg.star == "*" for arg in call.args)
+    if any(arg.star == "**" for arg in call.args) or (
+        unpacked and not all(_trailing(call, p) is not None for p in plan.params)
+    ):
         problem = "it passes arguments with *args/**kwargs: which one is which is not known"
         return SiteOutcome(entry, site, line, problem=problem)
     positional = [arg for arg in call.args if arg.keyword is None]
     keywords = {arg.keyword.value: arg for arg in call.args if arg.keyword is not None}
-    if len(positional) != site.positional or set(keywords) != set(site.keywords):
+    # an unpacked `*batch` passes as many positional arguments as the profile bound
+    counted = len(positional) != site.positional and not unpacked
+    if counted or set(keywords) != set(site.keywords):
         problem = (
             f"it passes {len(positional)} positional and {len(keywords)} keyword arguments, "
             f"the profiled calls passed {site.positional} and {len(site.keywords)} "
@@ -273,13 +278,32 @@ def _one_site(
 
 def _argument(call: cst.Call, param: TensorizedParam) -> cst.Arg | None:
     """The argument of ``call`` that binds ``param`` (None: not passed, the default)."""
-    positional = [arg for arg in call.args if arg.keyword is None and not arg.star]
     for arg in call.args:
         if arg.keyword is not None and arg.keyword.value == param.name:
             return arg
+    if any(arg.star == "*" for arg in call.args):
+        return _trailing(call, param)
+    positional = [arg for arg in call.args if arg.keyword is None and not arg.star]
     if param.index is not None and param.index < len(positional):
         return positional[param.index]
     return None
+
+
+def _trailing(call: cst.Call, param: TensorizedParam) -> cst.Arg | None:
+    """In ``f(*batch, epoch)``, the argument after the last ``*`` unpacking that binds
+    ``param``: counted from the end, where every call that does not raise fills all
+    positional parameters (``TensorizedParam.from_end``); None where that is not known
+    (a keyword argument may fill a positional parameter, or ``param`` is not among the
+    trailing arguments)."""
+    if param.from_end is None or any(
+        arg.keyword is not None or arg.star == "**" for arg in call.args
+    ):
+        return None
+    last_star = max(i for i, arg in enumerate(call.args) if arg.star == "*")
+    trailing = list(call.args[last_star + 1 :])
+    if param.from_end >= len(trailing):
+        return None
+    return trailing[len(trailing) - 1 - param.from_end]
 
 
 def _already_wrapped(ctx: RuleContext, call: cst.Call, params: Sequence[TensorizedParam]) -> bool:
