@@ -122,10 +122,13 @@ def choose(
     decision: Decision,
     shapes: ShapeDecision,
     root: Path | None = None,
+    tensorized: frozenset[str] = frozenset(),
 ) -> GuardedChoice | None:
     """The guarded trace for a function whose signature would narrow the domain, or why
     it cannot be written (``kept``); with evidence of the domain (the signature is the
-    fix), a choice saying it (``shown``); None when no signature is planned at all."""
+    fix), a choice saying it (``shown``); None when no signature is planned at all.
+    ``tensorized``: Python numbers the call sites will pass as tensors (``call_site_plan``):
+    their scalar specs seed the trace like the tensors' (``stages._paired``)."""
     why = domain_unknown(record, decision, results, root, source)
     if why is None:
         if decision.action != "signature":
@@ -134,7 +137,7 @@ def choose(
         shown, _ = evidence(record, signed, root, source)
         return GuardedChoice(None, {}, shown=shown or "")
     signed = [r for r in results if r.info.name in decision.signed]
-    refusal = _refusal(record, signed, shapes)
+    refusal = _refusal(record, signed, shapes, tensorized)
     placement: Placement | NoPlacement | Seeded | None = None
     if refusal is None:
         assert source.wrapper is not None and site.function is not None
@@ -304,7 +307,10 @@ def outermost(site: FunctionSite) -> bool:
 
 
 def _refusal(
-    record: FunctionRecord, signed: list[ParamResult], shapes: ShapeDecision
+    record: FunctionRecord,
+    signed: list[ParamResult],
+    shapes: ShapeDecision,
+    tensorized: frozenset[str] = frozenset(),
 ) -> str | None:
     """Why the guarded trace cannot help or is not safe here (None: it may be written)."""
     if not signed:
@@ -312,7 +318,9 @@ def _refusal(
     missing = [r.info.name for r in signed if r.spec is None]
     if missing:
         return f"`{missing[0]}` has no spec"
-    numbers = [r.info.name for r in signed if r.leaf.python is not None]
+    numbers = [
+        r.info.name for r in signed if r.leaf.python is not None and r.info.name not in tensorized
+    ]
     if numbers:
         return (
             f"`{numbers[0]}` is a Python value in the calls: each value traces anew "

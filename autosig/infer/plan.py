@@ -228,6 +228,19 @@ class GuardedTrace:
 
 
 @dataclass(frozen=True)
+class Unpaired:
+    """A function's plan without the guarded trace it pairs with call-site tensors
+    (``FunctionPlan.unpaired``): what ``fix`` writes when the call sites are not all
+    among the files it fixes (``planning.settle_pairs``)."""
+
+    action: Action
+    params: tuple[ParamPlan, ...]
+    reasons: tuple[str, ...]
+    safety: FixSafety
+    warnings: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class FunctionPlan:
     """What to do with one function: a signature, reduce_retracing, or nothing."""
 
@@ -266,6 +279,11 @@ class FunctionPlan:
     suppressed_on: int | None = None
     """The line of the ``# autosig: ignore`` comment that covers this plan's rewrite
     (AS201): ``fix`` leaves the function as it is (``planning.plan_fixes``)."""
+    unpaired: Unpaired | None = None
+    """With a guarded trace whose specs take the Python numbers the call sites pass as
+    tensors (``call_sites``): the plan without it. The seeding trace helps only calls
+    that pass tensors, so where a call site is not rewritten (not among the files fixed)
+    it would be one trace more: ``planning.settle_pairs`` falls back to this."""
 
     @property
     def signature_specs(self) -> list[SpecNode]:

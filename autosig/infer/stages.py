@@ -35,6 +35,7 @@ from autosig.infer.guarded_trace import choose as choose_guarded
 from autosig.infer.guarded_trace import settle
 from autosig.infer.library import library_plan
 from autosig.infer.observations import InferOptions, observe
+from autosig.infer.paired_trace import pair
 from autosig.infer.plan import FunctionPlan, GuardedTrace, ParamPlan
 from autosig.infer.python_params import decide_python_params, tried_reason
 from autosig.infer.specs import render_spec
@@ -219,4 +220,4 @@ def _plan(
         guarded=guarded,
         **base,
     )
-    return entry, lines
+    return pair(entry, record, source, site, observed, decision, shapes, options), lines

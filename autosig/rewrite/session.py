@@ -227,6 +227,7 @@ class FixSession:
         those calls only.
         """
         # inference imports libcst: only a run with a profile needs it
+        from autosig.infer.paired_trace import settle_pairs
         from autosig.infer.planning import keep_codes, plan_fixes, selected_profile_codes
 
         config = self.config
@@ -251,7 +252,7 @@ class FixSession:
             tuple(config.ignore) + tuple(ignore or ()),
         )
         self.profile_path, self.profile, self.root = profile_path, profile, root
-        self.options, self.plan = options, keep_codes(plan, codes)
+        self.options, self.plan = options, settle_pairs(keep_codes(plan, codes), fixed)
         wanted = call_site_paths(self.plan)
         return [file for file in others if file.profile_rel in wanted]
 

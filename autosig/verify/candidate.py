@@ -15,6 +15,7 @@ from typing import Any
 
 from autosig.errors import AutosigError
 from autosig.infer.observations import InferOptions
+from autosig.infer.paired_trace import settle_pairs
 from autosig.infer.plan import FunctionPlan, Plan
 from autosig.infer.planning import plan_fixes
 from autosig.profile.format import Profile
@@ -185,6 +186,9 @@ def build_candidate(
     if plan is None:
         # the plan fix makes: `# autosig: ignore` means the same as in check, fix and explain
         plan = plan_fixes(profile, texts, infer_options or default_infer_options(root))
+        # only these files are rewritten: a guarded trace paired with call sites elsewhere
+        # would be one trace more
+        plan = settle_pairs(plan, texts)
     dropped = set(drop)
     if dropped:
         plan = Plan([f for f in plan.functions if (f.path, f.qualname) not in dropped])

@@ -1,0 +1,131 @@
+"""A guarded relaxed trace paired with call-site tensors.
+
+A function whose calls pass tensors beside Python numbers (an image, ``steps``,
+``step_size``) can have neither fix alone: a guarded trace cannot take a Python value
+(each value traces anew), and call-site tensors leave the tensors' shapes retracing
+(``reduce_retracing`` then costs a trace of its own). Where the call sites will pass the
+numbers as ``tf.constant`` of the dtype TensorFlow gave them (``call_site_plan``, safe
+only where the number's dtype cannot follow a tensor's), the seeding trace takes their
+scalar specs beside the tensors' relaxed specs: every call that passes tensors of those
+dtypes reuses it, every other call (another dtype, a call site not rewritten, a Python
+number) traces anew as the original would.
+
+The seeding trace helps only calls from rewritten call sites: where one is not among
+the files fixed, ``settle_pairs`` writes the plan without it (``FunctionPlan.unpaired``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Collection
+
+from autosig.infer.action import Decision
+from autosig.infer.dimensions import ShapeDecision
+from autosig.infer.findings import function_findings
+from autosig.infer.guarded_trace import choose
+from autosig.infer.observations import InferOptions, Observed, ParamResult
+from autosig.infer.plan import FunctionPlan, ParamPlan, Plan, Unpaired, sites_text
+from autosig.infer.specs import TensorSpecNode, render_spec
+from autosig.profile.format import FunctionRecord
+from autosig.source.discover import FunctionSite, Source
+
+
+def pair(
+    entry: FunctionPlan,
+    record: FunctionRecord,
+    source: Source,
+    site: FunctionSite,
+    observed: Observed,
+    decision: Decision,
+    shapes: ShapeDecision,
+    options: InferOptions,
+) -> FunctionPlan:
+    """``entry`` with a guarded trace whose specs take the call sites' tensors, where
+    that is safe and possible; else ``entry`` unchanged."""
+    plan = entry.call_sites
+    results = observed.results
+    if (
+        not options.guarded_trace
+        or plan is None
+        or entry.action == "guarded_trace"
+        or entry.safety != "safe"
+        or decision.action != "signature"
+        or not shapes.shape_varies  # the call-site tensors alone leave one trace
+    ):
+        return entry
+    tensorized = {p.name: p.dtype for p in plan.params}
+    signed = [r for r in results if r.info.name in decision.signed]
+    if not any(r.info.name in tensorized for r in signed) or not all(
+        _same_scalar(r, tensorized.get(r.info.name)) for r in signed if r.leaf.python is not None
+    ):
+        return entry
+    choice = choose(
+        record, source, site, results, decision, shapes, options.root, frozenset(tensorized)
+    )
+    if choice is None or choice.guarded is None or choice.unsafe:
+        return entry
+    guarded = choice.guarded
+    shown = ", ".join(f"{name}: {render_spec(spec)}" for name, spec in choice.specs.items())
+    names = ", ".join(f"`{name}`" for name in tensorized)
+    reasons = [
+        f"guarded relaxed trace, not an input_signature: {guarded.why}; one trace of "
+        f"({shown}) {guarded.where}, its scalar specs for {names}, which the call sites "
+        "pass as tensors: calls that fit reuse it, every other call (a Python number from "
+        "a call site not rewritten, another dtype) traces as the original would (nothing "
+        "rejected or cast)",
+        *(r for r in entry.reasons if r.startswith("call sites pass ")),
+    ]
+    params = tuple(
+        ParamPlan(r.info.name, choice.specs.get(r.info.name), r.evidence)
+        if r.info.name in decision.signed
+        else ParamPlan(r.info.name, None, r.evidence)
+        for r in results
+    )
+    findings = function_findings(record, site, observed, "guarded_trace", reasons, tensorized)
+    unpaired = Unpaired(entry.action, entry.params, entry.reasons, entry.safety, entry.warnings)
+    return dataclasses.replace(
+        entry,
+        action="guarded_trace",
+        params=params,
+        reasons=tuple(reasons),
+        findings=tuple(findings),
+        guarded=guarded,
+        unpaired=unpaired,
+    )
+
+
+def _same_scalar(r: ParamResult, dtype: str | None) -> bool:
+    """``r`` (a Python number) is passed as a tensor whose dtype its scalar spec has."""
+    return (
+        dtype is not None
+        and isinstance(r.spec, TensorSpecNode)
+        and r.spec.shape == ()
+        and r.spec.dtype == dtype
+    )
+
+
+def settle_pairs(plan: Plan, fixed: Collection[str]) -> Plan:
+    """``plan`` for a run fixing the files ``fixed`` (profile paths): a paired guarded
+    trace whose call sites are not all among them falls back to its plan without it."""
+    out = []
+    for entry in plan.functions:
+        unpaired, sites = entry.unpaired, entry.call_sites
+        if unpaired is not None and sites is not None:
+            outside = [s for s in sites.sites if s.path not in fixed]
+            if outside:
+                why = (
+                    "no guarded relaxed trace with the call sites' tensors: "
+                    f"{sites_text(tuple(outside))} not among the files fixed (fix them too)"
+                )
+                entry = dataclasses.replace(
+                    entry,
+                    action=unpaired.action,
+                    params=unpaired.params,
+                    reasons=(*unpaired.reasons, why),
+                    safety=unpaired.safety,
+                    warnings=unpaired.warnings,
+                    guarded=None,
+                    unpaired=None,
+                )
+        out.append(entry)
+    return Plan(out)

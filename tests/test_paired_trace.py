@@ -1,0 +1,79 @@
+"""A guarded relaxed trace paired with call-site tensors (``infer/paired_trace.py``).
+
+Valid/invalid pairs: a method whose calls pass a varying tensor and a Python number the
+call sites will pass as ``tf.constant`` gets one seeding trace with the number's scalar
+spec (golden 07: 12 traces -> 1, the hand fix's count); where the number's dtype may
+follow the tensor's, or the call sites are not among the files fixed, the plan without
+it. The real TensorFlow run (original and fixed on calls the profile never saw) is
+golden 07's.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from test_infer import plan_of, py, record, tensor
+
+from autosig.infer.paired_trace import settle_pairs
+from autosig.infer.plan import Plan
+from autosig.profile.evidence import NumberEvidence, ProbeEvidence
+from autosig.profile.format import CallSite
+
+pytestmark = pytest.mark.filterwarnings("ignore")
+
+SMOOTHER = """import tensorflow as tf
+
+
+class Smoother(tf.Module):
+    def __init__(self):
+        super().__init__()
+        self.kernel = tf.ones([3, 3, 1, 1])
+
+    @tf.function
+    def __call__(self, image, step_size):
+        return image + step_size * tf.nn.conv2d(image, self.kernel, 1, "SAME")
+"""
+
+
+def smoother_plan(**number: Any) -> Any:
+    calls = [
+        {"image": tensor(1, 8 + n, 8 + n, 1), "step_size": py(0.01 * (n + 1))} for n in range(8)
+    ]
+    rec = record(SMOOTHER, calls, qualname="Smoother.__call__", is_method=True)
+    rec.call_sites = [CallSite("pkg/driver.py", 5, calls=8, col=4, positional=2)]
+    evidence = NumberEvidence("step_size", "float", "float32", "spec", True, ["float32"], **number)
+    rec.probe = ProbeEvidence(numbers=[evidence])
+    return plan_of(SMOOTHER, rec, guarded_trace=True)
+
+
+def test_a_number_passed_as_a_tensor_at_the_call_sites_joins_the_seeding_trace() -> None:
+    plan = smoother_plan(follows=[], kept_with=["image"])
+    assert (plan.action, plan.safety) == ("guarded_trace", "safe"), plan.reasons
+    assert plan.call_sites is not None and plan.unpaired is not None
+    specs = {p.name: p.spec for p in plan.params}
+    assert specs["step_size"].shape == () and specs["step_size"].dtype == "float32"
+    assert specs["image"].shape[1:3] == (None, None)
+    assert any("its scalar specs for `step_size`" in r for r in plan.reasons), plan.reasons
+    assert plan.unpaired.action == "reduce_retracing"
+
+
+def test_a_number_that_may_follow_the_tensors_dtype_gets_no_pair() -> None:
+    for number in ({"follows": ["image"], "kept_with": []}, {}):
+        plan = smoother_plan(**number)
+        assert plan.action != "guarded_trace" and plan.unpaired is None, number
+        assert plan.call_sites is None
+
+
+def test_call_sites_outside_the_files_fixed_leave_the_plan_without_the_pair() -> None:
+    plan = smoother_plan(follows=[], kept_with=["image"])
+    kept = settle_pairs(Plan([plan]), {"pkg/mod.py", "pkg/driver.py"}).functions[0]
+    assert kept == plan
+    (alone,) = settle_pairs(Plan([plan]), {"pkg/mod.py"}).functions
+    assert (alone.action, alone.guarded, alone.unpaired) == ("reduce_retracing", None, None)
+    assert alone.params == plan.unpaired.params
+    assert alone.reasons[-1] == (
+        "no guarded relaxed trace with the call sites' tensors: pkg/driver.py:5 (8 calls) "
+        "not among the files fixed (fix them too)"
+    )
+    assert alone.call_sites == plan.call_sites  # listed as call sites to change
