@@ -16,9 +16,10 @@ import pytest
 from test_infer import plan_of, py, record, tensor
 
 from autosig.infer.paired_trace import settle_pairs
-from autosig.infer.plan import Plan
+from autosig.infer.plan import ArgumentPosition, Plan
 from autosig.profile.evidence import NumberEvidence, ProbeEvidence
 from autosig.profile.format import CallSite
+from autosig.rewrite.call_sites import unpassed_tensors
 
 pytestmark = pytest.mark.filterwarnings("ignore")
 
@@ -59,10 +60,39 @@ def test_a_number_passed_as_a_tensor_at_the_call_sites_joins_the_seeding_trace()
 
 
 def test_a_number_that_may_follow_the_tensors_dtype_gets_no_pair() -> None:
-    for number in ({"follows": ["image"], "kept_with": []}, {}):
-        plan = smoother_plan(**number)
-        assert plan.action != "guarded_trace" and plan.unpaired is None, number
-        assert plan.call_sites is None
+    """No probe evidence (an older profile): nothing shows its dtype stays."""
+    plan = smoother_plan()
+    assert plan.action != "guarded_trace" and plan.unpaired is None
+    assert plan.call_sites is None
+
+
+def test_a_number_that_follows_the_tensor_is_passed_where_the_call_fixes_its_dtype() -> None:
+    """golden 23: `img + gradients * step_size`: a call site passes `step_size` as a
+    float32 tensor only where the code there shows the image is float32."""
+    plan = smoother_plan(follows=["image"], kept_with=[])
+    assert plan.action == "guarded_trace" and plan.call_sites is not None
+    (param,) = plan.call_sites.params
+    assert param.follows == (ArgumentPosition("image", 0, 1),)
+    assert any(
+        "`step_size` only where the call shows `image` to be float32" in r for r in plan.reasons
+    )
+
+    def driver(image: str) -> dict[str, str]:
+        body = f"    image = {image}\n    smoother(image, 0.5)\n"
+        # the call on line 5, column 4, where the profile recorded it
+        text = f"import numpy as np\nimport tensorflow as tf\ndef run(smoother, raw):\n{body}"
+        return {"pkg/driver.py": text}
+
+    shown = driver("tf.image.resize(raw, (8, 8)).numpy()")
+    assert unpassed_tensors(plan, shown) is None
+    unshown = driver("np.asarray(raw)")
+    why = unpassed_tensors(plan, unshown)
+    assert why is not None and "nothing here shows `image` is float32" in why, why
+    fixed = {"pkg/mod.py", "pkg/driver.py"}
+    (kept,) = settle_pairs(Plan([plan]), fixed, lambda e: unpassed_tensors(e, shown)).functions
+    assert kept.action == "guarded_trace"
+    (alone,) = settle_pairs(Plan([plan]), fixed, lambda e: unpassed_tensors(e, unshown)).functions
+    assert alone.action == "reduce_retracing" and "nothing here shows" in alone.reasons[-1]
 
 
 def test_call_sites_outside_the_files_fixed_leave_the_plan_without_the_pair() -> None:

@@ -165,13 +165,17 @@ def test_a_number_the_probe_saw_keep_its_dtype_beside_the_tensor_is_a_call_site_
     assert not any("no call-site tensors" in r for r in plan.reasons)
 
 
-def test_a_number_the_probe_saw_follow_the_tensor_is_no_call_site_tensor() -> None:
-    """golden 23: `img + gradients * step_size`: with `img` float64 the number is float64."""
+def test_a_number_the_probe_saw_follow_the_tensor_is_a_tensor_only_where_its_dtype_shows() -> None:
+    """golden 23: `img + gradients * step_size`: with `img` float64 the number is float64;
+    a call site passes it as float32 only where the code there shows `x` is float32
+    (``rewrite/call_sites.py``, ``analysis/static_dtypes.py``)."""
     plan = probed_number(("tf.reduce_sum(x) + k", 1.5), follows=["x"], kept_with=[])
-    assert plan.call_sites is None
-    assert any(
-        "the probe traced `x` at another dtype and `k` followed it" in r for r in plan.reasons
-    ), plan.reasons
+    assert plan.call_sites is not None
+    (param,) = plan.call_sites.params
+    assert [f.name for f in param.follows] == ["x"]
+    assert any("`k` only where the call shows `x` to be float32" in r for r in plan.reasons), (
+        plan.reasons
+    )
 
 
 def test_a_tensor_parameter_the_probe_did_not_try_keeps_the_number_coupled() -> None:

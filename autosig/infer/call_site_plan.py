@@ -12,10 +12,18 @@ the profile recorded in editable files; rewrite/call_sites.py makes the edits.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
 
 from autosig.infer.observations import ParamResult
-from autosig.infer.plan import Action, CallSitePlan, TensorizedParam, constant_text, sites_text
+from autosig.infer.plan import (
+    Action,
+    ArgumentPosition,
+    CallSitePlan,
+    TensorizedParam,
+    constant_text,
+    sites_text,
+)
 from autosig.infer.specs import DictNode, ListNode, SpecNode, TupleNode
 from autosig.profile.evidence import NumberEvidence
 from autosig.profile.format import FunctionRecord
@@ -65,10 +73,9 @@ def plan_call_sites(
         )
         return None, [f"{names} could be passed as tensors at the call sites, but {why}"]
     params = tuple(_tensorized_param(record, r) for r in scalars)
-    coupled = {
-        r.info.name: _coupled(p, results, record.probe and record.probe.number(r.info.name))
-        for r, p in zip(scalars, params, strict=True)
-    }
+    probed = {r.info.name: record.probe and record.probe.number(r.info.name) for r in scalars}
+    params = tuple(_with_follows(record, p, probed[p.name]) for p in params)
+    coupled = {p.name: _coupled(p, results, probed[p.name]) for p in params}
     if narrowed and any(coupled.values()):
         # the unsafe route is the signature itself (``--unsafe-fixes``); the safe fix
         # (reduce_retracing) stays safe without the call-site tensors
@@ -127,21 +134,41 @@ def _coupled(
         return None
     if probed is not None and probed.follows is not None and probed.dtype == param.dtype:
         followed = [name for name in same if any(_within(p, name) for p in probed.follows)]
-        if followed:
+        if followed and not param.follows:
             return (
                 f"`{param.name}` passed as a {param.dtype} tensor would break calls the "
                 f"original accepts: the probe traced `{followed[0]}` at another dtype and "
                 f"`{param.name}` followed it (a Python number takes the dtype of the tensor "
                 f"it meets), where a {param.dtype} tensor raises"
             )
-        if all(any(_within(p, name) for p in probed.kept_with) for name in same):
-            return None
+        kept = [n for n in same if any(_within(p, n) for p in probed.kept_with)]
+        if set(kept) | set(followed) == set(same):
+            return None  # the followed ones: only where the call site fixes their dtype
     return (
         f"`{param.name}` passed as a {param.dtype} tensor may break calls the original "
         f"accepts: a Python number takes the dtype of the tensor it meets, and `{same[0]}` "
         f"had that dtype ({param.dtype}) in every recorded call, which nothing shows is its "
         f"only one (another dtype of `{same[0]}` then meets a {param.dtype} tensor and raises)"
     )
+
+
+def _with_follows(
+    record: FunctionRecord, param: TensorizedParam, probed: NumberEvidence | None
+) -> TensorizedParam:
+    """``param`` with the top-level tensor parameters the probe saw its dtype follow,
+    where each is passed by position or name (a call site then shows their dtype)."""
+    if probed is None or not probed.follows or probed.dtype != param.dtype:
+        return param
+    names = list(dict.fromkeys(_top(path) for path in probed.follows))
+    if any(_top(path) != path for path in probed.follows):
+        return param  # a leaf inside a structure: no argument shows its dtype
+    follows = tuple(ArgumentPosition(name, *_position(record, name)) for name in names)
+    return dataclasses.replace(param, follows=tuple(follows))
+
+
+def _top(path: str) -> str:
+    """``batch['x']`` -> ``batch``: the parameter an argument path belongs to."""
+    return path.split("[", 1)[0].split(".", 1)[0]
 
 
 def _within(path: str, name: str) -> bool:
@@ -160,20 +187,25 @@ def _spec_nodes(spec: SpecNode) -> Iterator[SpecNode]:
 
 
 def _tensorized_param(record: FunctionRecord, r: ParamResult) -> TensorizedParam:
+    index, from_end = _position(record, r.info.name)
+    assert r.leaf.python is not None
+    python = r.leaf.python
+    return TensorizedParam(r.info.name, index, python.dtype, python.describe(), from_end)
+
+
+def _position(record: FunctionRecord, name: str) -> tuple[int | None, int | None]:
+    """Parameter ``name``'s index among the positional parameters, and its index from
+    the last where every call that does not raise fills them all (no ``*args``, a last
+    positional parameter without default: ``TensorizedParam.from_end``)."""
     params = [p for p in record.params if p.kind in POSITIONAL_KINDS]
     positional = [p.name for p in params]
-    index = positional.index(r.info.name) if r.info.name in positional else None
-    from_end = None
+    index = positional.index(name) if name in positional else None
     filled = (
         index is not None
         and params[-1].default is None
         and not any(p.kind == "VAR_POSITIONAL" for p in record.params)
     )
-    if filled:
-        from_end = len(positional) - 1 - index
-    assert r.leaf.python is not None
-    python = r.leaf.python
-    return TensorizedParam(r.info.name, index, python.dtype, python.describe(), from_end)
+    return index, (len(positional) - 1 - index if filled and index is not None else None)
 
 
 def callee_name(qualname: str) -> str | None:
@@ -191,8 +223,15 @@ def describe_call_sites(plan: CallSitePlan, blocking: str | None) -> str:
         if blocking is not None
         else "an input_signature would narrow its tensor parameters' domain"
     )
+    only = "".join(
+        f"; `{p.name}` only where the call shows "
+        f"{' and '.join(f'`{f.name}`' for f in p.follows)} to be {p.dtype} (the probe saw "
+        "its dtype follow theirs)"
+        for p in plan.params
+        if p.follows
+    )
     return (
         f"call sites pass {wraps} ({plural(len(plan.sites), 'call site')}, "
         f"{sites_text(plan.sites)}): {why}, and the code uses these values only as "
-        "tensors, so every value shares one trace"
+        f"tensors, so every value shares one trace{only}"
     )

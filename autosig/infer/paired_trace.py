@@ -17,7 +17,7 @@ the files fixed, ``settle_pairs`` writes the plan without it (``FunctionPlan.unp
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 
 from autosig.infer.action import Decision
 from autosig.infer.dimensions import ShapeDecision
@@ -104,19 +104,31 @@ def _same_scalar(r: ParamResult, dtype: str | None) -> bool:
     )
 
 
-def settle_pairs(plan: Plan, fixed: Collection[str]) -> Plan:
+def settle_pairs(
+    plan: Plan,
+    fixed: Collection[str],
+    unpassed: Callable[[FunctionPlan], str | None] | None = None,
+) -> Plan:
     """``plan`` for a run fixing the files ``fixed`` (profile paths): a paired guarded
-    trace whose call sites are not all among them falls back to its plan without it."""
+    trace whose call sites are not all among them, or (``unpassed``: the call-site
+    rewrite's dry run, ``rewrite.call_sites.unpassed_tensors``) where some site would
+    not pass every planned tensor, falls back to its plan without it."""
     out = []
     for entry in plan.functions:
         unpaired, sites = entry.unpaired, entry.call_sites
         if unpaired is not None and sites is not None:
             outside = [s for s in sites.sites if s.path not in fixed]
+            why = None
             if outside:
                 why = (
                     "no guarded relaxed trace with the call sites' tensors: "
                     f"{sites_text(tuple(outside))} not among the files fixed (fix them too)"
                 )
+            elif unpassed is not None:
+                problem = unpassed(entry)
+                if problem is not None:
+                    why = f"no guarded relaxed trace with the call sites' tensors: {problem}"
+            if why is not None:
                 entry = dataclasses.replace(
                     entry,
                     action=unpaired.action,

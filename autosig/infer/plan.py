@@ -99,6 +99,15 @@ class ShapeRewrite:
 
 
 @dataclass(frozen=True)
+class ArgumentPosition:
+    """Where a call passes a parameter (as ``TensorizedParam`` says it)."""
+
+    name: str
+    index: int | None
+    from_end: int | None = None
+
+
+@dataclass(frozen=True)
 class TensorizedParam:
     """A Python number or string parameter the callers should pass as a scalar tensor."""
 
@@ -114,6 +123,10 @@ class TensorizedParam:
     binds it in every call that does not raise: the function takes no ``*args`` and its
     last positional parameter has no default, so a call passing ``f(*batch, epoch)``
     fills all positional parameters and ``epoch`` is the last. None otherwise."""
+    follows: tuple[ArgumentPosition, ...] = ()
+    """Tensor parameters whose dtype the probe saw the number follow (``img + g * step``):
+    a call site passes it as a tensor only where the code there fixes their dtype to
+    ``dtype`` (``analysis/static_dtypes.py``)."""
 
 
 @dataclass(frozen=True)

@@ -14,14 +14,15 @@ second run changes nothing.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 import libcst as cst
 
 from autosig.analysis.dataset_loops import callee_name
 from autosig.analysis.python_values import find_function, short_code
-from autosig.infer.plan import FunctionPlan, TensorizedParam
+from autosig.analysis.static_dtypes import argument_dtype
+from autosig.infer.plan import ArgumentPosition, FunctionPlan, TensorizedParam
 from autosig.profile.format import CallSite
 from autosig.rules.context import RuleContext
 from autosig.rules.violation import ImportNeeded
@@ -98,6 +99,32 @@ def call_site_edits(ctx: RuleContext, entries: Sequence[FunctionPlan], path: str
     if out.targets:
         out.imports = ctx.tf_imports()
     return out
+
+
+def unpassed_tensors(entry: FunctionPlan, texts: Mapping[str, str]) -> str | None:
+    """Why some recorded call site of ``entry`` would not pass every planned tensor (a
+    dry run of the edits on ``texts``, profile path -> source), None where each would
+    or already does: a seeding trace paired with them (``infer/paired_trace.py``) helps
+    only then."""
+    plan = entry.call_sites
+    assert plan is not None
+    for path in sorted({site.path for site in plan.sites if site.path is not None}):
+        text = texts.get(path)
+        if text is None:
+            return f"{path} is not among the files fixed"
+        ctx = RuleContext.from_text(text, path)
+        for outcome in call_site_edits(ctx, [entry], path).outcomes:
+            if outcome.problem is not None:
+                return f"{path}: {outcome.describe()}"
+            call = outcome.call
+            for param in plan.params:
+                arg = _argument(call, param) if call is not None else None
+                done = param in outcome.wrapped or (
+                    arg is not None and _is_wrapped(ctx, arg.value, param.dtype)
+                )
+                if arg is not None and not done:
+                    return f"{path}:{outcome.line}: `{param.name}` is not passed as a tensor"
+    return None
 
 
 def _drop_conflicts(out: CallSiteEdits) -> None:
@@ -269,6 +296,10 @@ def _one_site(
         if not _alias_usable(ctx, call):
             problems.append("TensorFlow is imported only after this module-level call")
             continue
+        unshown = _dtype_unshown(ctx, call, param)
+        if unshown is not None:
+            problems.append(unshown)
+            continue
         out.targets.setdefault(id(arg), (arg, param.dtype))
         out.claims.setdefault(id(arg), set()).add(param.dtype)
         wrapped.append(param)
@@ -276,7 +307,7 @@ def _one_site(
     return SiteOutcome(entry, site, line, wrapped=tuple(wrapped), problem=problem, call=call)
 
 
-def _argument(call: cst.Call, param: TensorizedParam) -> cst.Arg | None:
+def _argument(call: cst.Call, param: TensorizedParam | ArgumentPosition) -> cst.Arg | None:
     """The argument of ``call`` that binds ``param`` (None: not passed, the default)."""
     for arg in call.args:
         if arg.keyword is not None and arg.keyword.value == param.name:
@@ -289,7 +320,7 @@ def _argument(call: cst.Call, param: TensorizedParam) -> cst.Arg | None:
     return None
 
 
-def _trailing(call: cst.Call, param: TensorizedParam) -> cst.Arg | None:
+def _trailing(call: cst.Call, param: TensorizedParam | ArgumentPosition) -> cst.Arg | None:
     """In ``f(*batch, epoch)``, the argument after the last ``*`` unpacking that binds
     ``param``: counted from the end, where every call that does not raise fills all
     positional parameters (``TensorizedParam.from_end``); None where that is not known
@@ -304,6 +335,21 @@ def _trailing(call: cst.Call, param: TensorizedParam) -> cst.Arg | None:
     if param.from_end >= len(trailing):
         return None
     return trailing[len(trailing) - 1 - param.from_end]
+
+
+def _dtype_unshown(ctx: RuleContext, call: cst.Call, param: TensorizedParam) -> str | None:
+    """Why ``param`` may not be a tensor at this call (None: it may): it follows the dtype
+    of a tensor argument (``TensorizedParam.follows``) that the code here does not show
+    to be ``param.dtype`` (``analysis/static_dtypes.py``)."""
+    for followed in param.follows:
+        arg = _argument(call, followed)
+        if arg is None or argument_dtype(ctx, call, arg.value) != param.dtype:
+            shown = f"`{short_code(arg.value, 30)}`" if arg is not None else "its argument"
+            return (
+                f"`{param.name}` takes the dtype of `{followed.name}` (the probe saw it "
+                f"follow), and nothing here shows {shown} is {param.dtype}"
+            )
+    return None
 
 
 def _already_wrapped(ctx: RuleContext, call: cst.Call, params: Sequence[TensorizedParam]) -> bool:

@@ -229,6 +229,7 @@ class FixSession:
         # inference imports libcst: only a run with a profile needs it
         from autosig.infer.paired_trace import settle_pairs
         from autosig.infer.planning import keep_codes, plan_fixes, selected_profile_codes
+        from autosig.rewrite.call_sites import unpassed_tensors
 
         config = self.config
         profile = load_profile(profile_path)
@@ -252,7 +253,11 @@ class FixSession:
             tuple(config.ignore) + tuple(ignore or ()),
         )
         self.profile_path, self.profile, self.root = profile_path, profile, root
-        self.options, self.plan = options, settle_pairs(keep_codes(plan, codes), fixed)
+        texts = {file.profile_rel: file.source.text for file in [*files, *others]}
+        plan = settle_pairs(
+            keep_codes(plan, codes), fixed, lambda entry: unpassed_tensors(entry, texts)
+        )
+        self.options, self.plan = options, plan
         wanted = call_site_paths(self.plan)
         return [file for file in others if file.profile_rel in wanted]
 

@@ -19,6 +19,7 @@ from autosig.infer.paired_trace import settle_pairs
 from autosig.infer.plan import FunctionPlan, Plan
 from autosig.infer.planning import plan_fixes
 from autosig.profile.format import Profile
+from autosig.rewrite.call_sites import unpassed_tensors
 from autosig.rewrite.engine import fix_text
 from autosig.rules.registry import select_rules
 from autosig.source.config import load_config
@@ -188,7 +189,7 @@ def build_candidate(
         plan = plan_fixes(profile, texts, infer_options or default_infer_options(root))
         # only these files are rewritten: a guarded trace paired with call sites elsewhere
         # would be one trace more
-        plan = settle_pairs(plan, texts)
+        plan = settle_pairs(plan, texts, lambda entry: unpassed_tensors(entry, texts))
     dropped = set(drop)
     if dropped:
         plan = Plan([f for f in plan.functions if (f.path, f.qualname) not in dropped])

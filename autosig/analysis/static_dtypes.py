@@ -1,0 +1,154 @@
+"""The dtype an argument has at a call site, where the code itself fixes it.
+
+A Python number passed as ``tf.constant(value, float32)`` breaks a call where it meets a
+tensor of another dtype (``img + grads * step_size`` with a float64 ``img``): the
+original adapted the number, a tensor does not. Where the probe saw the number follow a
+tensor parameter's dtype (``NumberEvidence.follows``), a call site may still pass it as
+a tensor if the code there fixes that parameter's dtype: the argument is (or was
+assigned just before the call, in straight-line code) an expression whose dtype does
+not depend on its inputs. Read here, for a few APIs whose result dtype is documented:
+
+- ``tf.cast(x, D)``, ``tf.constant(x, D)``, ``tf.convert_to_tensor(x, D)``,
+  ``np.asarray(x, D)``, ``np.array(x, D)``, ``x.astype(D)`` (``D`` a dtype name, a
+  ``tf.``/``np.`` dtype or a string like ``"float32"``): ``D``;
+- ``tf.image.resize(images, size)`` without ``method``: float32 (its documentation:
+  float32 unless the method is nearest neighbour);
+- ``tf.zeros``, ``tf.ones``, ``tf.random.uniform``, ``tf.random.normal``,
+  ``tf.random.truncated_normal`` without a dtype: float32;
+- ``x.numpy()``: ``x``'s dtype.
+
+Anything else is unknown (None): the call site is then left as it is.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from autosig.source.metadata import MetadataView
+
+DTYPES = frozenset(
+    {"float16", "bfloat16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8"}
+)
+CONVERSIONS = {
+    "tensorflow.cast": 1,
+    "tensorflow.dtypes.cast": 1,
+    "tensorflow.constant": 1,
+    "tensorflow.convert_to_tensor": 1,
+    "numpy.asarray": 1,
+    "numpy.array": 1,
+}
+"""APIs whose result has the dtype they are given (the positional index of ``dtype``)."""
+FLOAT32_BY_DEFAULT = {
+    "tensorflow.zeros": ("dtype", 1),
+    "tensorflow.ones": ("dtype", 1),
+    "tensorflow.random.uniform": ("dtype", 3),
+    "tensorflow.random.normal": ("dtype", 3),
+    "tensorflow.random.truncated_normal": ("dtype", 3),
+    "tensorflow.image.resize": ("method", 2),
+}
+"""APIs whose result is float32 unless the named argument (keyword, position) is given
+(measured on TF 2.21: ``tests/test_static_dtypes_tf.py``)."""
+
+
+def argument_dtype(view: MetadataView, call: cst.Call, value: cst.BaseExpression) -> str | None:
+    """The dtype ``value`` (an argument of ``call``) has whenever ``call`` runs, where the
+    code fixes it; None where it does not show."""
+    if isinstance(value, cst.Name):
+        assigned = _assigned_before(view, call, value.value)
+        return expression_dtype(view, assigned) if assigned is not None else None
+    return expression_dtype(view, value)
+
+
+def expression_dtype(view: MetadataView, node: cst.BaseExpression) -> str | None:
+    """The dtype of ``node``'s value where the expression alone fixes it."""
+    if not isinstance(node, cst.Call):
+        return None
+    func = node.func
+    names = view.qualified_names(func)
+    for name, position in CONVERSIONS.items():
+        if name in names:
+            given = _argument(node, "dtype", position)
+            return dtype_of(view, given.value) if given is not None else None
+    for name, (keyword, position) in FLOAT32_BY_DEFAULT.items():
+        if name in names:
+            return None if _argument(node, keyword, position) is not None else "float32"
+    if isinstance(func, cst.Attribute):  # a method of a value (``x.numpy()``)
+        method = func.attr.value
+        if method == "numpy" and not node.args:
+            return expression_dtype(view, func.value)
+        if method == "astype" and len(node.args) == 1:
+            return dtype_of(view, node.args[0].value)
+    return None
+
+
+def dtype_of(view: MetadataView, node: cst.BaseExpression) -> str | None:
+    """``tf.float32``, ``np.float32``, ``"float32"`` -> ``"float32"``; else None."""
+    if isinstance(node, cst.SimpleString):
+        text = node.evaluated_value
+        return text if isinstance(text, str) and text in DTYPES else None
+    for name in view.qualified_names(node):
+        module, _, leaf = name.rpartition(".")
+        if leaf in DTYPES and module in ("tensorflow", "tensorflow.dtypes", "numpy"):
+            return leaf
+    return None
+
+
+def _argument(call: cst.Call, keyword: str, position: int | None) -> cst.Arg | None:
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == keyword:
+            return arg
+    positional = [a for a in call.args if a.keyword is None and not a.star]
+    if position is not None and position < len(positional):
+        return positional[position]
+    return None
+
+
+def _assigned_before(view: MetadataView, call: cst.Call, name: str) -> cst.BaseExpression | None:
+    """The value last assigned to ``name`` by a plain ``name = value`` among the simple
+    statements just before the statement holding ``call``, in the same block: no branch,
+    loop or other binding of ``name`` between (then every run of the call follows that
+    assignment); None otherwise."""
+    statement: cst.CSTNode | None = call
+    while statement is not None and not isinstance(statement, cst.SimpleStatementLine):
+        statement = view.parent(statement)
+    block = view.parent(statement) if statement is not None else None
+    if not isinstance(block, (cst.IndentedBlock, cst.Module)):
+        return None
+    body = list(block.body)
+    index = next(i for i, s in enumerate(body) if s is statement)
+    for previous in reversed(body[:index]):
+        if not isinstance(previous, cst.SimpleStatementLine):
+            return None  # a branch, loop, with or def may bind it
+        for small in reversed(previous.body):
+            found = _binding(small, name)
+            if found is False:
+                continue
+            return found if isinstance(found, cst.BaseExpression) else None
+    return None
+
+
+def _binding(small: cst.BaseSmallStatement, name: str) -> cst.BaseExpression | bool | None:
+    """How ``small`` binds ``name``: its value (``name = value``), None (binds it some
+    other way: unknown), or False (does not bind it)."""
+    if isinstance(small, cst.Assign):
+        targets = [t.target for t in small.targets]
+        if len(targets) == 1 and isinstance(targets[0], cst.Name) and targets[0].value == name:
+            return small.value
+        return None if any(_binds(t, name) for t in targets) else False
+    if isinstance(small, (cst.AnnAssign, cst.AugAssign)):
+        return None if _binds(small.target, name) else False
+    if isinstance(small, (cst.Import, cst.ImportFrom, cst.Global, cst.Nonlocal, cst.Del)):
+        return None  # may bind or unbind it
+    if any(isinstance(n, cst.NamedExpr) for n in _walk(small)):
+        return None
+    return False
+
+
+def _binds(target: cst.BaseExpression, name: str) -> bool:
+    return any(isinstance(n, cst.Name) and n.value == name for n in _walk(target))
+
+
+def _walk(node: cst.CSTNode):  # noqa: ANN202 - a generator of nodes
+    yield node
+    for child in node.children:
+        yield from _walk(child)
