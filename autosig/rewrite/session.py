@@ -254,10 +254,8 @@ class FixSession:
         )
         self.profile_path, self.profile, self.root = profile_path, profile, root
         texts = {file.profile_rel: file.source.text for file in [*files, *others]}
-        plan = settle_pairs(
-            keep_codes(plan, codes), fixed, lambda entry: unpassed_tensors(entry, texts)
-        )
-        self.options, self.plan = options, plan
+        plan = settle_pairs(plan, fixed, lambda entry: unpassed_tensors(entry, texts))
+        self.options, self.plan = options, keep_codes(plan, codes)
         wanted = call_site_paths(self.plan)
         return [file for file in others if file.profile_rel in wanted]
 
