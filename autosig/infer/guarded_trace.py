@@ -128,7 +128,7 @@ def choose(
     it cannot be written (``kept``); with evidence of the domain (the signature is the
     fix), a choice saying it (``shown``); None when no signature is planned at all.
     ``tensorized``: Python numbers the call sites will pass as tensors (``call_site_plan``):
-    their scalar specs seed the trace like the tensors' (``stages._paired``)."""
+    their scalar specs seed the trace like the tensors' (``paired_trace.pair``)."""
     why = domain_unknown(record, decision, results, root, source)
     if why is None:
         if decision.action != "signature":

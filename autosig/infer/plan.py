@@ -244,7 +244,7 @@ class GuardedTrace:
 class Unpaired:
     """A function's plan without the guarded trace it pairs with call-site tensors
     (``FunctionPlan.unpaired``): what ``fix`` writes when the call sites are not all
-    among the files it fixes (``planning.settle_pairs``)."""
+    among the files it fixes (``paired_trace.settle_pairs``)."""
 
     action: Action
     params: tuple[ParamPlan, ...]
@@ -296,7 +296,7 @@ class FunctionPlan:
     """With a guarded trace whose specs take the Python numbers the call sites pass as
     tensors (``call_sites``): the plan without it. The seeding trace helps only calls
     that pass tensors, so where a call site is not rewritten (not among the files fixed)
-    it would be one trace more: ``planning.settle_pairs`` falls back to this."""
+    it would be one trace more: ``paired_trace.settle_pairs`` falls back to this."""
 
     @property
     def signature_specs(self) -> list[SpecNode]:
