@@ -245,6 +245,8 @@ class Round:
         self.traces = 0
         self.baseline: TraceResult | None = None
         self._noise: frozenset[str] | None = None
+        self._moved: dict[tuple[str, str], TraceResult] = {}
+        """Traces with one tensor argument at another dtype (``dtype_coupling``)."""
 
     def trace(self, overrides: dict[str, Any], with_numbers: bool = False) -> TraceResult:
         tf = self.tf
@@ -455,7 +457,10 @@ class Round:
                 continue
             for other in OTHER_DTYPES[dtype]:
                 moved = {path: tf.TensorSpec(value.shape, other)}
-                base = self.trace(moved, with_numbers=True)
+                key = (path, other)  # shared by every number of the round
+                if key not in self._moved:
+                    self._moved[key] = self.trace(moved, with_numbers=True)
+                base = self._moved[key]
                 if not base.ok:
                     lines.append(f"`{path}` as {other}: the original does not trace it")
                     continue
