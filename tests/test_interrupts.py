@@ -158,11 +158,16 @@ def test_a_signal_to_autosig_profile_reaches_the_command_and_its_children(
     proc.send_signal(signum)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == code, err
+    # the command's child dies of SIGTERM at once, without waiting for its own child,
+    # which may still be writing its file when autosig returns: wait for it to exit
+    deadline = time.monotonic() + 10
+    while alive(grandchild) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert not alive(grandchild)
     assert (tmp_path / "grandchild-got").read_text() == str(int(signum))
     if signum == signal.SIGINT:
         assert (tmp_path / "child-got").read_text() == "SIGINT"  # once, as KeyboardInterrupt
     assert f"interrupted (signal {int(signum)}, exit status {code})" in err
-    assert not alive(grandchild)
 
 
 def test_an_ignored_sigint_stays_ignored(tmp_path: Path) -> None:
