@@ -1,11 +1,12 @@
 """A guarded relaxed trace paired with call-site tensors (``infer/paired_trace.py``).
 
-Valid/invalid pairs: a method whose calls pass a varying tensor and a Python number the
-call sites will pass as ``tf.constant`` gets one seeding trace with the number's scalar
-spec (golden 07: 12 traces -> 1, the hand fix's count); where the number's dtype may
-follow the tensor's, or the call sites are not among the files fixed, the plan without
-it. The real TensorFlow run (original and fixed on calls the profile never saw) is
-golden 07's.
+Valid/invalid pairs: a module-level function whose calls pass a varying tensor and a
+Python number the call sites will pass as ``tf.constant`` gets one seeding trace with
+the number's scalar spec; a method does not (review5: a seed in ``__init__`` runs for
+every instance before its caller configures it); where nothing shows the number's dtype
+at the call sites, or the call sites are not among the files fixed, the plan without
+it. The real TensorFlow runs (original and fixed on calls the profile never saw) are
+the golden cases'.
 """
 
 from __future__ import annotations
@@ -23,6 +24,16 @@ from autosig.rewrite.call_sites import unpassed_tensors
 
 pytestmark = pytest.mark.filterwarnings("ignore")
 
+SMOOTH = """import tensorflow as tf
+
+KERNEL = tf.ones([3, 3, 1, 1])
+
+
+@tf.function
+def smooth(image, step_size):
+    return image + step_size * tf.nn.conv2d(image, KERNEL, 1, "SAME")
+"""
+
 SMOOTHER = """import tensorflow as tf
 
 
@@ -37,19 +48,24 @@ class Smoother(tf.Module):
 """
 
 
-def smoother_plan(**number: Any) -> Any:
+def smoother_plan(source: str = SMOOTH, **number: Any) -> Any:
     calls = [
         {"image": tensor(1, 8 + n, 8 + n, 1), "step_size": py(0.01 * (n + 1))} for n in range(8)
     ]
-    rec = record(SMOOTHER, calls, qualname="Smoother.__call__", is_method=True)
+    method = source is SMOOTHER
+    qualname = "Smoother.__call__" if method else "smooth"
+    rec = record(source, calls, qualname=qualname, is_method=method)
     rec.call_sites = [CallSite("pkg/driver.py", 5, calls=8, col=4, positional=2)]
     evidence = NumberEvidence("step_size", "float", "float32", "spec", True, ["float32"], **number)
     rec.probe = ProbeEvidence(numbers=[evidence])
-    return plan_of(SMOOTHER, rec, guarded_trace=True)
+    return plan_of(source, rec, guarded_trace=True)
+
+
+FOLLOWS = {"follows": ["image"], "kept_with": []}
 
 
 def test_a_number_passed_as_a_tensor_at_the_call_sites_joins_the_seeding_trace() -> None:
-    plan = smoother_plan(follows=[], kept_with=["image"])
+    plan = smoother_plan(**FOLLOWS)
     assert (plan.action, plan.safety) == ("guarded_trace", "safe"), plan.reasons
     assert plan.call_sites is not None and plan.unpaired is not None
     specs = {p.name: p.spec for p in plan.params}
@@ -57,6 +73,12 @@ def test_a_number_passed_as_a_tensor_at_the_call_sites_joins_the_seeding_trace()
     assert specs["image"].shape[1:3] == (None, None)
     assert any("its scalar specs for `step_size`" in r for r in plan.reasons), plan.reasons
     assert plan.unpaired.action == "reduce_retracing"
+
+
+def test_a_method_gets_the_call_site_tensors_without_a_seeding_trace() -> None:
+    plan = smoother_plan(SMOOTHER, **FOLLOWS)
+    assert plan.call_sites is not None
+    assert plan.action == "reduce_retracing" and plan.unpaired is None, plan.reasons
 
 
 def test_a_number_that_may_follow_the_tensors_dtype_gets_no_pair() -> None:
@@ -69,7 +91,7 @@ def test_a_number_that_may_follow_the_tensors_dtype_gets_no_pair() -> None:
 def test_a_number_that_follows_the_tensor_is_passed_where_the_call_fixes_its_dtype() -> None:
     """golden 23: `img + gradients * step_size`: a call site passes `step_size` as a
     float32 tensor only where the code there shows the image is float32."""
-    plan = smoother_plan(follows=["image"], kept_with=[])
+    plan = smoother_plan(**FOLLOWS)
     assert plan.action == "guarded_trace" and plan.call_sites is not None
     (param,) = plan.call_sites.params
     assert param.follows == (ArgumentPosition("image", 0, 1),)
@@ -78,9 +100,9 @@ def test_a_number_that_follows_the_tensor_is_passed_where_the_call_fixes_its_dty
     )
 
     def driver(image: str) -> dict[str, str]:
-        body = f"    image = {image}\n    smoother(image, 0.5)\n"
+        body = f"    image = {image}\n    smooth(image, 0.5)\n"
         # the call on line 5, column 4, where the profile recorded it
-        text = f"import numpy as np\nimport tensorflow as tf\ndef run(smoother, raw):\n{body}"
+        text = f"import numpy as np\nimport tensorflow as tf\ndef run(smooth, raw):\n{body}"
         return {"pkg/driver.py": text}
 
     shown = driver("tf.image.resize(raw, (8, 8)).numpy()")
@@ -96,7 +118,7 @@ def test_a_number_that_follows_the_tensor_is_passed_where_the_call_fixes_its_dty
 
 
 def test_call_sites_outside_the_files_fixed_leave_the_plan_without_the_pair() -> None:
-    plan = smoother_plan(follows=[], kept_with=["image"])
+    plan = smoother_plan(**FOLLOWS)
     kept = settle_pairs(Plan([plan]), {"pkg/mod.py", "pkg/driver.py"}).functions[0]
     assert kept == plan
     (alone,) = settle_pairs(Plan([plan]), {"pkg/mod.py"}).functions

@@ -42,6 +42,7 @@ def dtype_at_call(body: str) -> str | None:
         ("step(tf.random.uniform([3, 3]))", "float32"),
         ("x = tf.zeros([2, 2])\nstep(x)", "float32"),
         ("x = tf.convert_to_tensor(other, tf.int64)\nstep(x)", "int64"),
+        ("x = other; x = tf.cast(x, tf.float16); step(x)", "float16"),  # its own line
     ],
 )
 def test_dtypes_the_code_fixes(body: str, dtype: str) -> None:
@@ -63,7 +64,21 @@ def test_dtypes_the_code_fixes(body: str, dtype: str) -> None:
         "x = tf.zeros([2])\nfor _ in other:\n    pass\nstep(x)",  # a loop between
         "x = tf.zeros([2])\nprint((x := other))\nstep(x)",  # a walrus
         "x = other.astype(other.dtype)\nstep(x)",
+        # review5: the call sees another `x`, or `x` may change between
+        "x = tf.zeros([2])\nouts = [step(x) for x in other]",  # the comprehension's own
+        "x = tf.zeros([2])\nrun = lambda x: step(x)",  # the lambda's parameter
+        "x = tf.image.resize(base, shape, **other)\nstep(x)",  # `**` may hold the method
+        "x = tf.zeros([2])\nx = tf.cast(x, other); step(x)",  # its own line first
+        "global x\nx = tf.zeros([2])\nrebind()\nstep(x)",  # a call may rebind a global
     ],
 )
 def test_dtypes_the_code_does_not_fix(body: str) -> None:
     assert dtype_at_call(body) is None
+
+
+def test_a_call_at_module_level_shows_no_dtype() -> None:
+    """Any function called between may rebind a module global: only locals are read."""
+    source = "import tensorflow as tf\nx = tf.zeros([2])\nstep(x)\n"
+    view = MetadataView(MetadataWrapper(cst.parse_module(source)))
+    (call,) = [n for n in iter_tree(view.module) if isinstance(n, cst.Call)][-1:]
+    assert argument_dtype(view, call, call.args[0].value) is None

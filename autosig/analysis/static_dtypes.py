@@ -61,8 +61,8 @@ def argument_dtype(view: MetadataView, call: cst.Call, value: cst.BaseExpression
 
 def expression_dtype(view: MetadataView, node: cst.BaseExpression) -> str | None:
     """The dtype of ``node``'s value where the expression alone fixes it."""
-    if not isinstance(node, cst.Call):
-        return None
+    if not isinstance(node, cst.Call) or any(arg.star for arg in node.args):
+        return None  # `**opts` may hold the dtype or the method
     func = node.func
     names = view.qualified_names(func)
     for name, position in CONVERSIONS.items():
@@ -104,27 +104,58 @@ def _argument(call: cst.Call, keyword: str, position: int | None) -> cst.Arg | N
 
 
 def _assigned_before(view: MetadataView, call: cst.Call, name: str) -> cst.BaseExpression | None:
-    """The value last assigned to ``name`` by a plain ``name = value`` among the simple
-    statements just before the statement holding ``call``, in the same block: no branch,
-    loop or other binding of ``name`` between (then every run of the call follows that
-    assignment); None otherwise."""
-    statement: cst.CSTNode | None = call
-    while statement is not None and not isinstance(statement, cst.SimpleStatementLine):
-        statement = view.parent(statement)
-    block = view.parent(statement) if statement is not None else None
+    """The value last assigned to function-local ``name`` by a plain ``name = value``
+    among the simple statements just before the call, in the same block (its own line's
+    first): no branch, loop or other binding of ``name`` between, so every run of the
+    call follows that assignment. None otherwise: the call in a lambda or comprehension
+    (their own ``name``), at module level or with ``name`` declared global or nonlocal
+    (a function called between may rebind it)."""
+    function = view.enclosing_function(call)
+    if not isinstance(function, cst.FunctionDef) or _declared(function, name):
+        return None
+    small: cst.CSTNode = call
+    for ancestor in view.ancestors(call):
+        if isinstance(ancestor, SCOPES):
+            return None  # a lambda or comprehension between: another `name`
+        if isinstance(ancestor, cst.SimpleStatementLine):
+            statement = ancestor
+            break
+        small = ancestor
+    else:
+        return None
+    block = view.parent(statement)
     if not isinstance(block, (cst.IndentedBlock, cst.Module)):
         return None
+    own = list(statement.body)
+    at = next((i for i, s in enumerate(own) if s is small), 0)
+    before: list[cst.BaseSmallStatement | None] = list(reversed(own[:at]))
     body = list(block.body)
     index = next(i for i, s in enumerate(body) if s is statement)
     for previous in reversed(body[:index]):
         if not isinstance(previous, cst.SimpleStatementLine):
-            return None  # a branch, loop, with or def may bind it
-        for small in reversed(previous.body):
-            found = _binding(small, name)
-            if found is False:
-                continue
-            return found if isinstance(found, cst.BaseExpression) else None
+            before.append(None)  # a branch, loop, with or def may bind it
+            break
+        before.extend(reversed(previous.body))
+    for candidate in before:
+        if candidate is None:
+            return None
+        found = _binding(candidate, name)
+        if found is False:
+            continue
+        return found if isinstance(found, cst.BaseExpression) else None
     return None
+
+
+SCOPES = (cst.Lambda, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
+
+
+def _declared(function: cst.FunctionDef, name: str) -> bool:
+    """``name`` is declared global or nonlocal in ``function`` or a function inside it."""
+    for node in _walk(function):
+        if isinstance(node, (cst.Global, cst.Nonlocal)):
+            if any(item.name.value == name for item in node.names):
+                return True
+    return False
 
 
 def _binding(small: cst.BaseSmallStatement, name: str) -> cst.BaseExpression | bool | None:

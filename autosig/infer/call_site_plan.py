@@ -119,8 +119,10 @@ def _coupled(
     it (a number whose dtype no tensor parameter has, an int index beside float images,
     or a function whose only tensors are such numbers, keeps its dtype whatever the
     tensors'). ``probed``: the probe traced each such parameter at other dtypes
-    (``Round.dtype_coupling``): the number kept its dtype with every one (it meets a
-    variable or a Keras output, not them), or followed one."""
+    (``Round.dtype_coupling``). Where the number followed one, its dtype is that
+    argument's: a call site passes it where the code there fixes the argument's dtype
+    (``TensorizedParam.follows``). Where it kept its dtype, it meets something else of
+    that dtype (a variable, a model's output), the probed instance's: no evidence."""
     if param.dtype == "string":
         return None
     same = [
@@ -142,8 +144,18 @@ def _coupled(
                 f"it meets), where a {param.dtype} tensor raises"
             )
         kept = [n for n in same if any(_within(p, n) for p in probed.kept_with)]
-        if set(kept) | set(followed) == set(same):
-            return None  # the followed ones: only where the call site fixes their dtype
+        if followed and set(followed) | set(kept) == set(same):
+            return None  # only where the call site fixes their dtype (``param.follows``)
+        if kept:
+            # review5: what it meets instead (a model's output, a variable) is the probed
+            # instance's: another instance or a Keras dtype policy may give it another
+            return (
+                f"`{param.name}` passed as a {param.dtype} tensor may break calls the "
+                f"original accepts: the probe saw it keep {param.dtype} beside `{kept[0]}` "
+                "at other dtypes, so it meets something else of that dtype (a variable, a "
+                "model's output), which another instance or a Keras dtype policy may make "
+                "another dtype (a Python number adapts to it, a tensor raises)"
+            )
     return (
         f"`{param.name}` passed as a {param.dtype} tensor may break calls the original "
         f"accepts: a Python number takes the dtype of the tensor it meets, and `{same[0]}` "

@@ -12,6 +12,12 @@ number) traces anew as the original would.
 
 The seeding trace helps only calls from rewritten call sites: where one is not among
 the files fixed, ``settle_pairs`` writes the plan without it (``FunctionPlan.unpaired``).
+
+Module-level functions only. A method's seeding call would go at the end of its class's
+``__init__`` (``guarded_trace_placement``), and there it runs for every instance before
+its caller configured it (review5): it builds a lazily built model of another instance
+for the profiled shapes (the first real call then raises), keeps a model attribute
+swapped after construction out of the seeded graph, and costs every instance a trace.
 """
 
 from __future__ import annotations
@@ -51,6 +57,8 @@ def pair(
         or entry.safety != "safe"
         or decision.action != "signature"
         or not shapes.shape_varies  # the call-site tensors alone leave one trace
+        or record.is_method  # review5: a seed in `__init__` builds what another instance
+        # builds lazily, freezes attributes set after construction, costs every instance
     ):
         return entry
     tensorized = {p.name: p.dtype for p in plan.params}

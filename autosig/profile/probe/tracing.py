@@ -445,9 +445,11 @@ class Round:
         again with the number a ``dtype`` scalar spec. Weakly typed, a number meeting the
         argument takes its new dtype, and the spec then fails to trace or changes the
         graph; one that meets something else (a variable, a Keras output) keeps
-        ``dtype``, and a caller's ``tf.constant(value, dtype)`` is what TensorFlow would
-        have made of it. A dtype the original itself does not trace proves nothing
-        either way and is not counted."""
+        ``dtype`` here, which shows only that it does not follow the argument: what it
+        meets may have another dtype in another instance or under a Keras dtype policy.
+        A dtype the original itself does not trace proves nothing either way (the
+        variable it meets may be another instance's, created on the first call) and is
+        not counted."""
         tf = self.tf
         follows: list[str] = []
         kept: list[str] = []
@@ -455,6 +457,7 @@ class Round:
         for path, value in sorted(self.arguments.tensors(), key=lambda item: item[0]):
             if path == param or tf.as_dtype(value.dtype).name != dtype:
                 continue
+            traced = False
             for other in OTHER_DTYPES[dtype]:
                 moved = {path: tf.TensorSpec(value.shape, other)}
                 key = (path, other)  # shared by every number of the round
@@ -464,6 +467,7 @@ class Round:
                 if not base.ok:
                     lines.append(f"`{path}` as {other}: the original does not trace it")
                     continue
+                traced = True
                 spec = self.trace({**moved, param: tf.TensorSpec([], dtype)}, with_numbers=True)
                 assert base.number_ops is not None
                 same = spec.number_ops is not None and not number_difference(
@@ -476,7 +480,8 @@ class Round:
                     follows.append(path)
                     break
             else:
-                kept.append(path)
+                if traced:  # a dtype the original rejects here may be another instance's
+                    kept.append(path)
         return {"follows": follows, "kept_with": kept, "dtype_probes": lines}
 
     def random_evidence(self) -> RandomEvidence:

@@ -13,7 +13,6 @@ import sys
 from pathlib import Path
 
 import numpy as np
-import tensorflow as tf
 
 
 def load_module():
@@ -48,7 +47,7 @@ def main():
         image = rng.uniform(size=(1, height, width, 1)).astype("float32")
         steps = 1 + call % 4
         step_size = round(0.05 + 0.01 * (call % 3), 2)
-        smooth = smoother(image, tf.constant(steps, tf.int32), tf.constant(step_size, tf.float32))
+        smooth = smoother(image, steps, step_size)
         print(f"call {call}: {smooth.shape[1:3]} steps={steps} std {float(np.std(smooth)):.5f}")
     traces = {"Smoother.__call__": smoother.__call__.experimental_get_tracing_count()}
     print("TRACES " + json.dumps(traces, sort_keys=True))

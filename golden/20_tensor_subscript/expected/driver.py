@@ -14,7 +14,6 @@ import sys
 from pathlib import Path
 
 import numpy as np
-import tensorflow as tf
 
 CLASS_WEIGHTS = (1.0, 2.5, 0.5)
 
@@ -58,7 +57,7 @@ def main():
         k = step % 3
         weight = CLASS_WEIGHTS[k] * 0.9 ** (step // 3)
         x, y = batch(rng, 16, k)
-        scores, loss = model.class_step(x, y, tf.constant(k, tf.int32), tf.constant(weight, tf.float32))
+        scores, loss = model.class_step(x, y, k, weight)
         print(
             f"step {step} k={k} w={weight:.4f}: loss {float(loss):.6f} "
             f"score {float(np.sum(scores)):.5f}"

@@ -20,17 +20,8 @@ class DeepDream(tf.Module):
     def __init__(self, model):
         super().__init__()
         self.model = model
-        try:  # autosig: guarded relaxed trace: other calls trace as before
-            if type(self) is __class__:  # subclasses trace as before
-                self.__call__.get_concrete_function(
-                    tf.TensorSpec(shape=[None, None, 3], dtype=tf.float32),
-                    tf.TensorSpec(shape=[], dtype=tf.int32),
-                    tf.TensorSpec(shape=[], dtype=tf.float32),
-                )
-        except Exception:  # specs the code cannot trace: nothing seeded
-            pass
 
-    @tf.function
+    @tf.function(reduce_retracing=True)
     def __call__(self, img, steps, step_size):
         loss = tf.constant(0.0)
         for _ in tf.range(steps):
