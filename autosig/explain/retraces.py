@@ -38,7 +38,7 @@ from autosig.explain.distributed import (
 )
 from autosig.explain.evidence import evidence_lines
 from autosig.explain.objects import object_notes
-from autosig.infer.plan import Blocker, FunctionPlan, constant_text, sites_text
+from autosig.infer.plan import Blocker, FunctionPlan, sites_text
 from autosig.infer.specs import EXPLAIN, show_shape, show_value, varying_text
 from autosig.profile.format import (
     MAX_PYTHON_VALUES,
@@ -643,7 +643,7 @@ class _Advice:
         if param is None:
             return ""
         return (
-            f"; fix: {self.command} passes it as {constant_text(name, param.dtype)} at its "
+            f"; fix: {self.command} passes it as {param.constant()} at its "
             f"call sites, {sites_text(plan.sites)}: every value then shares one trace"
         )
 

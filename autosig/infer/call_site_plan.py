@@ -21,7 +21,6 @@ from autosig.infer.plan import (
     ArgumentPosition,
     CallSitePlan,
     TensorizedParam,
-    constant_text,
     sites_text,
 )
 from autosig.infer.specs import DictNode, ListNode, SpecNode, TupleNode
@@ -202,7 +201,11 @@ def _tensorized_param(record: FunctionRecord, r: ParamResult) -> TensorizedParam
     index, from_end = _position(record, r.info.name)
     assert r.leaf.python is not None
     python = r.leaf.python
-    return TensorizedParam(r.info.name, index, python.dtype, python.describe(), from_end)
+    types = set(python.types)
+    python_type = next(iter(types)) if len(types) == 1 else ""
+    return TensorizedParam(
+        r.info.name, index, python.dtype, python.describe(), from_end, python_type=python_type
+    )
 
 
 def _position(record: FunctionRecord, name: str) -> tuple[int | None, int | None]:
@@ -229,7 +232,7 @@ def callee_name(qualname: str) -> str | None:
 def describe_call_sites(plan: CallSitePlan, blocking: str | None) -> str:
     """One reason line: what the call sites get and why the function gets no signature
     (``blocking``: the object parameter; None: the signature would narrow the domain)."""
-    wraps = ", ".join(constant_text(p.name, p.dtype) for p in plan.params)
+    wraps = ", ".join(p.constant() for p in plan.params)
     why = (
         f"`{blocking}` keeps an input_signature out"
         if blocking is not None

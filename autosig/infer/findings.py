@@ -9,7 +9,7 @@ covers the plan's own rewrite (``suppressed_on``). Library code's advice: ``libr
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Mapping
 from dataclasses import replace
 
 from autosig.infer.observations import Observed, retrace_message
@@ -27,16 +27,18 @@ def function_findings(
     observed: Observed,
     action: Action,
     reasons: list[str],
-    tensorized: Collection[str] = (),
+    tensorized: Mapping[str, str] | None = None,
 ) -> list[Finding]:
     """The findings of an editable function whose plan is ``action`` for ``reasons``.
 
-    ``tensorized``: parameters its call sites will pass as tensors (a call-site plan).
+    ``tensorized``: parameters its call sites will pass as tensors (a call-site plan), and
+    how each call site then reads (``tf.constant(k)``).
     The ``# autosig: ignore`` comments are honoured after (``honour_comments``).
     """
     path = record.path or ""
     line, col = site.site.line, site.site.col
     results = observed.results
+    tensorized = tensorized or {}
     fixable = action in ("signature", "guarded_trace", "reduce_retracing") or bool(tensorized)
     out: list[Finding] = []
 
@@ -66,9 +68,7 @@ def function_findings(
             if r.spec is not None and action == "signature":
                 message += f"; planned as tf.TensorSpec([], tf.{python.dtype})"
             elif r.info.name in tensorized:
-                message += (
-                    f"; planned as tf.constant({r.info.name}, tf.{python.dtype}) at its call sites"
-                )
+                message += f"; planned as {tensorized[r.info.name]} at its call sites"
             elif r.python_uses:
                 message += f"; kept as a Python value: {r.python_uses[0].describe()}"
             add("AS202", message)

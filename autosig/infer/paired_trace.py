@@ -89,7 +89,8 @@ def pair(
         else ParamPlan(r.info.name, None, r.evidence)
         for r in results
     )
-    findings = function_findings(record, site, observed, "guarded_trace", reasons, tensorized)
+    wrapped = {p.name: p.constant() for p in plan.params}
+    findings = function_findings(record, site, observed, "guarded_trace", reasons, wrapped)
     unpaired = Unpaired(entry.action, entry.params, entry.reasons, entry.safety, entry.warnings)
     return dataclasses.replace(
         entry,

@@ -127,6 +127,26 @@ class TensorizedParam:
     """Tensor parameters whose dtype the probe saw the number follow (``img + g * step``):
     a call site passes it as a tensor only where the code there fixes their dtype to
     ``dtype`` (``analysis/static_dtypes.py``)."""
+    python_type: str = ""
+    """``int``, ``float`` or ``str``: the one Python type the calls passed."""
+
+    @property
+    def default_dtype(self) -> bool:
+        """``dtype`` is what ``tf.constant`` gives a value of ``python_type`` without one:
+        the call site then writes ``tf.constant(x)``, which keeps the original's own
+        reading of other values at that site (review5: a float there is a float32
+        tensor, an int beyond int32 an int64 one, as TensorFlow reads the Python value;
+        ``tf.constant(x, tf.int32)`` raised for 1.0 and wrapped 2**31 + 5 silently)."""
+        return DEFAULT_DTYPES.get(self.python_type) == self.dtype
+
+    def constant(self, tf: str = "tf") -> str:
+        """How the rewritten argument reads (``tf.constant(k)``, ``tf.constant(k, tf.int64)``)."""
+        return constant_text(self.name, self.dtype, tf, self.default_dtype)
+
+
+DEFAULT_DTYPES = {"int": "int32", "float": "float32", "str": "string"}
+"""The dtype ``tf.constant`` gives a Python value of each type (an int beyond int32:
+int64)."""
 
 
 @dataclass(frozen=True)
@@ -152,9 +172,10 @@ class CallSitePlan:
 MAX_SITES_SHOWN = 4
 
 
-def constant_text(name: str, dtype: str, tf: str = "tf") -> str:
-    """``tf.constant(class_index, tf.int32)``: how a rewritten argument reads."""
-    return f"{tf}.constant({name}, {tf}.{dtype})"
+def constant_text(name: str, dtype: str, tf: str = "tf", default: bool = False) -> str:
+    """``tf.constant(class_index, tf.int64)``, or ``tf.constant(class_index)`` where the
+    dtype is the one TensorFlow gives the value itself: how a rewritten argument reads."""
+    return f"{tf}.constant({name})" if default else f"{tf}.constant({name}, {tf}.{dtype})"
 
 
 def sites_text(sites: tuple[CallSite, ...] | list[CallSite]) -> str:

@@ -187,7 +187,7 @@ def _plan(
             reasons.append(
                 "shapes from the probe traces of the original code: " + "; ".join(shapes.proven)
             )
-    tensorized = {p.name for p in call_sites.params} if call_sites is not None else set()
+    tensorized = {p.name: p.constant() for p in call_sites.params} if call_sites else {}
     if tensorized:
         reasons.extend(
             tried_reasons[r.info.name] for r in results if r.tried and r.info.name in tensorized

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from autosig.infer.plan import FunctionPlan, Plan, constant_text, sites_text
+from autosig.infer.plan import FunctionPlan, Plan, sites_text
 from autosig.profile.format import Profile
 from autosig.rewrite.fix_kinds import CALL_SITE
 
@@ -76,7 +76,7 @@ def outside_lines(plan: Plan | None, fixed: Iterable[str]) -> list[str]:
         outside = [s for s in entry.call_sites.sites if s.path not in paths]
         if not outside:
             continue
-        wraps = ", ".join(constant_text(p.name, p.dtype) for p in entry.call_sites.params)
+        wraps = ", ".join(p.constant() for p in entry.call_sites.params)
         lines.append(
             f"{entry.qualname} ({entry.path}:{entry.line}): call sites not in the files being "
             f"fixed, not written: {sites_text(outside)}; pass {wraps} there (or fix those "

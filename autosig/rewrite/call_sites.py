@@ -56,7 +56,12 @@ class SiteOutcome:
         callee = self.entry.qualname
         if self.problem is not None:
             return f"line {self.line}: call of {callee} not rewritten: {self.problem}"
-        wraps = ", ".join(f"`{p.name}` as tf.constant(..., tf.{p.dtype})" for p in self.wrapped)
+        wraps = ", ".join(
+            f"`{p.name}` as tf.constant(...)"
+            if p.default_dtype
+            else f"`{p.name}` as tf.constant(..., tf.{p.dtype})"
+            for p in self.wrapped
+        )
         return f"line {self.line}: call of {callee} passes {wraps}"
 
 
@@ -64,8 +69,9 @@ class SiteOutcome:
 class CallSiteEdits:
     """Edits for every planned call site of one file, and what became of each site."""
 
-    targets: dict[int, tuple[cst.Arg, str]] = field(default_factory=dict)
-    """id of an argument node -> (that node, the dtype it is wrapped with)."""
+    targets: dict[int, tuple[cst.Arg, str | None]] = field(default_factory=dict)
+    """id of an argument node -> (that node, the dtype it is wrapped with; None:
+    TensorFlow's own for the value, ``tf.constant(x)``)."""
     claims: dict[int, set[str]] = field(default_factory=dict)
     """id of an argument node -> the dtypes planned functions want for it."""
     imports: list[ImportNeeded] = field(default_factory=list)
@@ -120,7 +126,7 @@ def unpassed_tensors(entry: FunctionPlan, texts: Mapping[str, str]) -> str | Non
             for param in plan.params:
                 arg = _argument(call, param) if call is not None else None
                 done = param in outcome.wrapped or (
-                    arg is not None and _is_wrapped(ctx, arg.value, param.dtype)
+                    arg is not None and _is_wrapped(ctx, arg.value, param)
                 )
                 if arg is not None and not done:
                     return f"{path}:{outcome.line}: `{param.name}` is not passed as a tensor"
@@ -155,7 +161,7 @@ def apply_call_site_edits(module: cst.Module, edits: CallSiteEdits, tf: str) -> 
 
 
 class _Wrap(cst.CSTTransformer):
-    def __init__(self, targets: dict[int, tuple[cst.Arg, str]], tf: str) -> None:
+    def __init__(self, targets: dict[int, tuple[cst.Arg, str | None]], tf: str) -> None:
         super().__init__()
         self.targets = targets
         self.tf = tf
@@ -167,11 +173,15 @@ class _Wrap(cst.CSTTransformer):
         return updated_node.with_changes(value=wrap(updated_node.value, target[1], self.tf))
 
 
-def wrap(value: cst.BaseExpression, dtype: str, tf: str) -> cst.Call:
-    """``tf.constant(value, tf.<dtype>)`` around an expression, which stays as it was."""
+def wrap(value: cst.BaseExpression, dtype: str | None, tf: str) -> cst.Call:
+    """``tf.constant(value, tf.<dtype>)`` around an expression, which stays as it was
+    (``tf.constant(value)`` for ``dtype`` None: TensorFlow's own dtype for the value)."""
+    func = cst.parse_expression(f"{tf}.constant")
+    if dtype is None:
+        return cst.Call(func=func, args=[cst.Arg(value=value)])
     comma = cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
     return cst.Call(
-        func=cst.parse_expression(f"{tf}.constant"),
+        func=func,
         args=[cst.Arg(value=value, comma=comma), cst.Arg(cst.parse_expression(f"{tf}.{dtype}"))],
     )
 
@@ -288,7 +298,7 @@ def _one_site(
         arg = _argument(call, param)
         if arg is None:
             continue  # not passed here: the default, a constant
-        if _is_wrapped(ctx, arg.value, param.dtype):
+        if _is_wrapped(ctx, arg.value, param):
             continue
         if _is_tensor_call(ctx, arg.value):
             problems.append(f"`{short_code(arg.value, 40)}` already is a tensor")
@@ -300,7 +310,7 @@ def _one_site(
         if unshown is not None:
             problems.append(unshown)
             continue
-        out.targets.setdefault(id(arg), (arg, param.dtype))
+        out.targets.setdefault(id(arg), (arg, None if param.default_dtype else param.dtype))
         out.claims.setdefault(id(arg), set()).add(param.dtype)
         wrapped.append(param)
     problem = "; ".join(problems) if problems and not wrapped else None
@@ -359,18 +369,22 @@ def _already_wrapped(ctx: RuleContext, call: cst.Call, params: Sequence[Tensoriz
         arg = _argument(call, param)
         if arg is None:
             continue
-        if not _is_wrapped(ctx, arg.value, param.dtype):
+        if not _is_wrapped(ctx, arg.value, param):
             return False
         seen = True
     return seen
 
 
-def _is_wrapped(ctx: RuleContext, value: cst.BaseExpression, dtype: str) -> bool:
-    """``value`` is ``<tf>.constant(x, <tf>.<dtype>)``, as this module writes it."""
-    if not isinstance(value, cst.Call) or len(value.args) != 2:
+def _is_wrapped(ctx: RuleContext, value: cst.BaseExpression, param: TensorizedParam) -> bool:
+    """``value`` is ``<tf>.constant(x, <tf>.<dtype>)``, or ``<tf>.constant(x)`` where that
+    is the param's dtype, as this module writes it."""
+    if not isinstance(value, cst.Call) or len(value.args) not in (1, 2):
         return False
     if "tensorflow.constant" not in ctx.qualified_names(value.func):
         return False
+    if len(value.args) == 1:
+        return param.default_dtype and value.args[0].keyword is None
+    dtype = param.dtype
     given = value.args[1]
     if given.keyword is not None and given.keyword.value != "dtype":
         return False

@@ -31,5 +31,5 @@ def explain_classes(model, images, classes):
     """The saliency map of every class in ``classes``, by class."""
     maps = {}
     for class_index in classes:
-        maps[class_index] = explain(model, images, tf.constant(class_index, tf.int32))
+        maps[class_index] = explain(model, images, tf.constant(class_index))
     return maps

@@ -48,7 +48,7 @@ def main():
     series = np.sin(steps * np.array([0.1, 0.2, 0.3, 0.05, 0.15], np.float32)).astype("float32")
     for step in range(12):
         target = step % 4
-        loss = model.train_step(windows_of(series, 3 * step, 16), tf.constant(target, tf.int32))
+        loss = model.train_step(windows_of(series, 3 * step, 16), tf.constant(target))
         print(f"step {step} target {target}: loss {float(loss):.6f}")
     traces = {"train_step": model.train_step.experimental_get_tracing_count()}
     print("TRACES " + json.dumps(traces, sort_keys=True))

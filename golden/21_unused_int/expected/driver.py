@@ -40,7 +40,7 @@ def run_epoch(model, rng, epoch, sizes):
     model.train_loss.reset_state()
     model.train_accuracy.reset_state()
     for size in sizes:
-        model.train_step(*batch(rng, size), tf.constant(epoch, tf.int32))
+        model.train_step(*batch(rng, size), tf.constant(epoch))
     loss, accuracy = float(model.train_loss.result()), float(model.train_accuracy.result())
     return f"epoch {epoch}: loss {loss:.6f} accuracy {accuracy:.4f}"
 

@@ -54,7 +54,7 @@ def main():
         os.mkdir("snapshots")
         for step in range(8):
             path = f"snapshots/snap_{step:03d}.tensor"
-            total = model.advance(rng.normal(size=(4, 4)).astype("float32"), tf.constant(path, tf.string))
+            total = model.advance(rng.normal(size=(4, 4)).astype("float32"), tf.constant(path))
             print(f"step {step}: total {float(total):.5f} file {snapshot(path)}")
         traces = {"advance": model.advance.experimental_get_tracing_count()}
         print("TRACES " + json.dumps(traces, sort_keys=True))
