@@ -145,7 +145,8 @@ def test_rewritten_call_sites_compute_the_same_on_unseen_values(
     assert fixed.returncode == 0, fixed.stderr
     text = (tmp_path / "model.py").read_text()
     assert "maps = [explain(model, x, tf.constant(c)) for c in classes]" in text
-    assert "jitter(model, x, tf.constant(step, tf.int64), tf.constant(temperature))" in text
+    wrapped = "tf.constant(step, tf.int64), tf.constant(temperature, tf.float32)"
+    assert f"jitter(model, x, {wrapped})" in text
     assert text.count("tf.constant(") == 3 and "input_signature" not in text
     assert "Fixed 1 file: 2 call sites passing tensors." in fixed.stderr
 

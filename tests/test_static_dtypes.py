@@ -70,6 +70,7 @@ def test_dtypes_the_code_fixes(body: str, dtype: str) -> None:
         "x = tf.image.resize(base, shape, **other)\nstep(x)",  # `**` may hold the method
         "x = tf.zeros([2])\nx = tf.cast(x, other); step(x)",  # its own line first
         "global x\nx = tf.zeros([2])\nrebind()\nstep(x)",  # a call may rebind a global
+        "x = tf.zeros([2])\nout = (x := other) is not None and step(x)",  # review6
     ],
 )
 def test_dtypes_the_code_does_not_fix(body: str) -> None:

@@ -123,6 +123,8 @@ def _assigned_before(view: MetadataView, call: cst.Call, name: str) -> cst.BaseE
         small = ancestor
     else:
         return None
+    if any(isinstance(n, cst.NamedExpr) and _binds(n.target, name) for n in _walk(statement)):
+        return None  # `(img := ...)` on the call's own line (review6)
     block = view.parent(statement)
     if not isinstance(block, (cst.IndentedBlock, cst.Module)):
         return None

@@ -136,7 +136,8 @@ class TensorizedParam:
         the call site then writes ``tf.constant(x)``, which keeps the original's own
         reading of other values at that site (review5: a float there is a float32
         tensor, an int beyond int32 an int64 one, as TensorFlow reads the Python value;
-        ``tf.constant(x, tf.int32)`` raised for 1.0 and wrapped 2**31 + 5 silently)."""
+        ``tf.constant(x, tf.int32)`` raised for 1.0 and wrapped 2**31 + 5 silently).
+        Ints and strings only (``DEFAULT_DTYPES``)."""
         return DEFAULT_DTYPES.get(self.python_type) == self.dtype
 
     def constant(self, tf: str = "tf") -> str:
@@ -144,9 +145,12 @@ class TensorizedParam:
         return constant_text(self.name, self.dtype, tf, self.default_dtype)
 
 
-DEFAULT_DTYPES = {"int": "int32", "float": "float32", "str": "string"}
+DEFAULT_DTYPES = {"int": "int32", "str": "string"}
 """The dtype ``tf.constant`` gives a Python value of each type (an int beyond int32:
-int64)."""
+int64), where writing none keeps the original's reading of other values: an int site
+passed a float or an int beyond int32 (review5). Not floats (review6): an int or a bool
+at a float site would become an int32 or bool tensor, where ``tf.constant(x,
+tf.float32)`` reads them as the original's float context does."""
 
 
 @dataclass(frozen=True)

@@ -54,7 +54,7 @@ def main():
         img = tf.image.resize(base, shape).numpy()
         steps = 1 + call % 3
         step_size = round(0.01 + 0.005 * (call % 4), 3)
-        loss, img = dream(img, tf.constant(steps), tf.constant(step_size))
+        loss, img = dream(img, tf.constant(steps), tf.constant(step_size, tf.float32))
         report(f"call {call}", loss, img)
     traces = {"DeepDream.__call__": dream.__call__.experimental_get_tracing_count()}
     print("TRACES " + json.dumps(traces, sort_keys=True))
