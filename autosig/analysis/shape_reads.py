@@ -72,9 +72,9 @@ from autosig.analysis.tf_apis import (
     STATIC_SIZE_APIS,
     Feed,
     HigherOrder,
-    Slot,
     StaticSize,
     normalised_api,
+    slot_argument,
 )
 from autosig.analysis.tf_objects import method_of
 from autosig.analysis.tf_random_apis import draws_per_trace
@@ -535,7 +535,7 @@ class _FunctionWalk:
         if spec is None:
             return out
         for slot in spec.functions:
-            fn = _argument(call, slot)
+            fn = slot_argument(call, slot)
             inner_fn: cst.FunctionDef | cst.Lambda | None = None
             if isinstance(fn, cst.Lambda):
                 inner_fn = fn
@@ -908,7 +908,7 @@ class _FunctionWalk:
         ):
             return
         if need.only_if_sequence is not None:
-            chosen = _argument(call, need.only_if_sequence)
+            chosen = slot_argument(call, need.only_if_sequence)
             if not isinstance(chosen, (cst.List, cst.Tuple)):
                 return
         positional = [a for a in call.args if a.keyword is None and not a.star]
@@ -919,7 +919,7 @@ class _FunctionWalk:
             return
         axis: int | None = need.default_axis
         if need.axis is not None:
-            given = _argument(call, need.axis)
+            given = slot_argument(call, need.axis)
             if given is not None:
                 axis = _int_value(given)
         rank = self._rank_of(taint)
@@ -947,7 +947,7 @@ class _FunctionWalk:
         lambda was read with this walk): follow it with the elements it gets; a function
         the analysis cannot see may read them."""
         for slot in spec.functions:
-            fn = _argument(call, slot)
+            fn = slot_argument(call, slot)
             if fn is None or id(fn) in self.inline_functions:
                 continue
             args: list[tuple[cst.Arg, Taint]] = []
@@ -1281,24 +1281,6 @@ class _Callee:
     """Library code (TensorFlow, Keras, another package): outside the project."""
 
 
-def _argument(call: cst.Call, slot: Slot) -> cst.BaseExpression | None:
-    """The argument at (position, keyword) of a call (None if not passed)."""
-    position, keyword = slot
-    for arg in call.args:
-        if keyword and arg.keyword is not None and arg.keyword.value == keyword:
-            return arg.value
-    index = 0
-    for arg in call.args:
-        if arg.star:
-            return None
-        if arg.keyword is not None:
-            continue
-        if index == position:
-            return arg.value
-        index += 1
-    return None
-
-
 def _positional(function: cst.FunctionDef | cst.Lambda) -> list[cst.Param]:
     params = function.params
     return [*params.posonly_params, *params.params]
@@ -1314,7 +1296,7 @@ def _fed(
     gives values to (``params`` None: a function not in this walk, positions only)."""
     first = params[0].name if params else None
     relaxed = any(a.keyword is not None and a.keyword.value in spec.relaxing for a in call.args)
-    value = _argument(call, feed.slot) if feed.slot is not None else None
+    value = slot_argument(call, feed.slot) if feed.slot is not None else None
     if value is None and feed.fallback is not None:
         return _fed(call, spec, feed.fallback, params)
     if feed.how == "none" or value is None:

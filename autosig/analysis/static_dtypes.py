@@ -24,29 +24,33 @@ from __future__ import annotations
 
 import libcst as cst
 
-from autosig.source.metadata import MetadataView
+from autosig.analysis.tf_apis import Slot, slot_argument
+from autosig.source.metadata import MetadataView, iter_tree
 
 DTYPES = frozenset(
     {"float16", "bfloat16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8"}
 )
-CONVERSIONS = {
-    "tensorflow.cast": 1,
-    "tensorflow.dtypes.cast": 1,
-    "tensorflow.constant": 1,
-    "tensorflow.convert_to_tensor": 1,
-    "numpy.asarray": 1,
-    "numpy.array": 1,
+DTYPE_SLOT = (1, "dtype")
+CONVERSIONS = frozenset(
+    {
+        "tensorflow.cast",
+        "tensorflow.dtypes.cast",
+        "tensorflow.constant",
+        "tensorflow.convert_to_tensor",
+        "numpy.asarray",
+        "numpy.array",
+    }
+)
+"""APIs whose result has the dtype they are given (second, or ``dtype=``)."""
+FLOAT32_BY_DEFAULT: dict[str, Slot] = {
+    "tensorflow.zeros": (1, "dtype"),
+    "tensorflow.ones": (1, "dtype"),
+    "tensorflow.random.uniform": (3, "dtype"),
+    "tensorflow.random.normal": (3, "dtype"),
+    "tensorflow.random.truncated_normal": (3, "dtype"),
+    "tensorflow.image.resize": (2, "method"),
 }
-"""APIs whose result has the dtype they are given (the positional index of ``dtype``)."""
-FLOAT32_BY_DEFAULT = {
-    "tensorflow.zeros": ("dtype", 1),
-    "tensorflow.ones": ("dtype", 1),
-    "tensorflow.random.uniform": ("dtype", 3),
-    "tensorflow.random.normal": ("dtype", 3),
-    "tensorflow.random.truncated_normal": ("dtype", 3),
-    "tensorflow.image.resize": ("method", 2),
-}
-"""APIs whose result is float32 unless the named argument (keyword, position) is given
+"""APIs whose result is float32 unless the argument at (position, keyword) is given
 (measured on TF 2.21: ``tests/test_static_dtypes_tf.py``)."""
 
 
@@ -65,13 +69,12 @@ def expression_dtype(view: MetadataView, node: cst.BaseExpression) -> str | None
         return None  # `**opts` may hold the dtype or the method
     func = node.func
     names = view.qualified_names(func)
-    for name, position in CONVERSIONS.items():
+    if names & CONVERSIONS:
+        given = slot_argument(node, DTYPE_SLOT)
+        return dtype_of(view, given) if given is not None else None
+    for name, slot in FLOAT32_BY_DEFAULT.items():
         if name in names:
-            given = _argument(node, "dtype", position)
-            return dtype_of(view, given.value) if given is not None else None
-    for name, (keyword, position) in FLOAT32_BY_DEFAULT.items():
-        if name in names:
-            return None if _argument(node, keyword, position) is not None else "float32"
+            return None if slot_argument(node, slot) is not None else "float32"
     if isinstance(func, cst.Attribute):  # a method of a value (``x.numpy()``)
         method = func.attr.value
         if method == "numpy" and not node.args:
@@ -90,16 +93,6 @@ def dtype_of(view: MetadataView, node: cst.BaseExpression) -> str | None:
         module, _, leaf = name.rpartition(".")
         if leaf in DTYPES and module in ("tensorflow", "tensorflow.dtypes", "numpy"):
             return leaf
-    return None
-
-
-def _argument(call: cst.Call, keyword: str, position: int | None) -> cst.Arg | None:
-    for arg in call.args:
-        if arg.keyword is not None and arg.keyword.value == keyword:
-            return arg
-    positional = [a for a in call.args if a.keyword is None and not a.star]
-    if position is not None and position < len(positional):
-        return positional[position]
     return None
 
 
@@ -123,7 +116,7 @@ def _assigned_before(view: MetadataView, call: cst.Call, name: str) -> cst.BaseE
         small = ancestor
     else:
         return None
-    if any(isinstance(n, cst.NamedExpr) and _binds(n.target, name) for n in _walk(statement)):
+    if any(isinstance(n, cst.NamedExpr) and _binds(n.target, name) for n in iter_tree(statement)):
         return None  # `(img := ...)` on the call's own line (review6)
     block = view.parent(statement)
     if not isinstance(block, (cst.IndentedBlock, cst.Module)):
@@ -153,7 +146,7 @@ SCOPES = (cst.Lambda, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
 
 def _declared(function: cst.FunctionDef, name: str) -> bool:
     """``name`` is declared global or nonlocal in ``function`` or a function inside it."""
-    for node in _walk(function):
+    for node in iter_tree(function):
         if isinstance(node, (cst.Global, cst.Nonlocal)):
             if any(item.name.value == name for item in node.names):
                 return True
@@ -172,16 +165,10 @@ def _binding(small: cst.BaseSmallStatement, name: str) -> cst.BaseExpression | b
         return None if _binds(small.target, name) else False
     if isinstance(small, (cst.Import, cst.ImportFrom, cst.Global, cst.Nonlocal, cst.Del)):
         return None  # may bind or unbind it
-    if any(isinstance(n, cst.NamedExpr) for n in _walk(small)):
+    if any(isinstance(n, cst.NamedExpr) for n in iter_tree(small)):
         return None
     return False
 
 
 def _binds(target: cst.BaseExpression, name: str) -> bool:
-    return any(isinstance(n, cst.Name) and n.value == name for n in _walk(target))
-
-
-def _walk(node: cst.CSTNode):  # noqa: ANN202 - a generator of nodes
-    yield node
-    for child in node.children:
-        yield from _walk(child)
+    return any(isinstance(n, cst.Name) and n.value == name for n in iter_tree(target))

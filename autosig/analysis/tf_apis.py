@@ -14,6 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+import libcst as cst
+
 # -- dtypes ------------------------------------------------------------------------------
 
 TF_DTYPES = frozenset(
@@ -259,6 +261,25 @@ DTYPE_CHANGING_APIS = frozenset(
 
 Slot = tuple[int, str]
 """(position, keyword) of an argument."""
+
+
+def slot_argument(call: cst.Call, slot: Slot) -> cst.BaseExpression | None:
+    """The argument at (position, keyword) of a call (None if not passed, or where a
+    ``*args`` before it hides which one it is)."""
+    position, keyword = slot
+    for arg in call.args:
+        if keyword and arg.keyword is not None and arg.keyword.value == keyword:
+            return arg.value
+    index = 0
+    for arg in call.args:
+        if arg.star:
+            return None
+        if arg.keyword is not None:
+            continue
+        if index == position:
+            return arg.value
+        index += 1
+    return None
 
 
 @dataclass(frozen=True)
