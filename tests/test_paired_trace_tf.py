@@ -1,0 +1,84 @@
+"""The guarded relaxed trace paired with call-site tensors, with real TensorFlow: the
+original and the fixed program compared on calls the profile never saw (other image
+sizes, a float64 image from another call site, Python numbers from a call site not
+rewritten, ints where floats were seen), and the trace counts on the profiled calls."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+from test_safe_default_tf import AUTOSIG, fix, outcome, run
+
+pytestmark = [pytest.mark.tf, pytest.mark.slow]
+
+PROGRAM = """\
+import json
+import sys
+import numpy as np
+import tensorflow as tf
+
+CALLS = tf.Variable(0)  # TensorFlow work of the module's own at import
+
+
+@tf.function
+def smooth(image, steps, step_size):
+    for _ in tf.range(steps):
+        image = image + step_size * (tf.roll(image, 1, axis=1) - image)
+    return tf.reduce_mean(image * image)
+
+
+def run(rng):
+    for call in range(10):
+        img = rng.normal(size=(1, 6 + call, 8 + call % 3, 1)).astype("float32")
+        steps = 1 + call % 3
+        step_size = 0.01 * (1 + call % 4)
+        print(f"{float(smooth(img, steps, step_size)):.6f}")
+        CALLS.assign_add(1)
+
+
+def unseen(rng):
+    for size, steps, step_size in ((5, 2, 0.5), (31, 4, 1), (3, 1, 0.25)):
+        img = rng.normal(size=(1, size, size, 1))  # float64, another call site
+        print("UNSEEN", float(smooth(img, steps, step_size)))
+        print("UNSEEN", float(smooth(img.astype("float32"), steps, step_size)))
+
+
+rng = np.random.default_rng(0)
+run(rng)
+if "unseen" in sys.argv:
+    unseen(rng)
+print("TRACES " + json.dumps(smooth.experimental_get_tracing_count()))
+"""
+
+
+def traces(stdout: str) -> int:
+    return json.loads(stdout.strip().splitlines()[-1].removeprefix("TRACES "))
+
+
+def test_the_paired_trace_keeps_results_and_reaches_one_trace(tmp_path: Path) -> None:
+    original, fixed = tmp_path / "original", tmp_path / "fixed"
+    original.mkdir()
+    (original / "prog.py").write_text(PROGRAM)
+    done = run(original, str(AUTOSIG), "profile", "--", sys.executable, "prog.py")
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert traces(done.stdout) == 10
+    shutil.copytree(original, fixed)
+    said = fix(fixed, "prog.py", fixed / ".autosig" / "profile.json")
+    text = (fixed / "prog.py").read_text()
+    # `step_size` follows the image's dtype (the probe), and the call site shows a
+    # float32 image (`.astype("float32")` just before it): both numbers are tensors there
+    assert "smooth(img, tf.constant(steps), tf.constant(step_size, tf.float32))" in text, said
+    assert "smooth.get_concrete_function(" in text, said
+    profiled = run(fixed, sys.executable, "prog.py")
+    assert profiled.returncode == 0, profiled.stderr[-3000:]
+    assert traces(profiled.stdout) == 1  # the seeding trace serves every profiled call
+    want = outcome(run(original, sys.executable, "prog.py", "unseen"))
+    assert want[0] == 0 and "UNSEEN" in want[1]
+    assert (
+        outcome(run(fixed, sys.executable, "prog.py", "unseen"))[1].splitlines()[:-1]
+        == (want[1].splitlines()[:-1])
+    )
