@@ -12,9 +12,10 @@ against TensorFlow itself in ``tests/test_analysis_tf.py``.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-import libcst as cst
+if TYPE_CHECKING:  # static commands that parse nothing never import libcst
+    import libcst as cst
 
 # -- dtypes ------------------------------------------------------------------------------
 
