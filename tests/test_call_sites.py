@@ -535,3 +535,71 @@ def test_an_ignore_comment_on_the_function_leaves_its_callers_alone(project: Pat
     result = run(["fix", ".", "--profile", "p.json"], project)
     assert (project / "driver.py").read_text() == CLI_DRIVER, result.stderr
     assert "tf.constant" not in result.stderr
+
+
+# -- a method's seed where its caller makes the instance (``rewrite/instance_seeds.py``) --
+
+CALLER = """\
+import tensorflow as tf
+
+
+def main(mod, images):
+    smooth = mod.Smoother(3)
+    total = 0.0
+    for n, image in enumerate(images):
+        total += smooth(image, 0.1 * n)  # the recorded call
+    return total
+"""
+
+
+def method_plan(**entry: Any) -> Plan:
+    from autosig.infer.guarded_trace import INSTANCES_WHERE
+    from autosig.infer.plan import GuardedTrace, ParamPlan
+    from autosig.infer.specs import TensorSpecNode
+
+    params = (TensorizedParam("step_size", 1, "float32", "Python float"),)
+    specs = (
+        ParamPlan("image", TensorSpecNode((None, None, 3), "float32"), ""),
+        ParamPlan("step_size", TensorSpecNode((), "float32"), ""),
+    )
+    sites = (CallSite("d.py", 8, 4, col=17, scope="main", scope_line=4, positional=2),)
+    guarded = GuardedTrace("why", INSTANCES_WHERE, ("image", "step_size"), at_instances=True)
+    return Plan(
+        [
+            FunctionPlan(
+                path="m.py",
+                qualname="Smoother.__call__",
+                line=9,
+                action="guarded_trace",
+                params=specs,
+                call_sites=CallSitePlan(None, params, sites),
+                guarded=guarded,
+                **entry,
+            )
+        ]
+    )
+
+
+def test_a_methods_seed_follows_the_statement_making_its_instance() -> None:
+    result = fixed(CALLER, method_plan(), path="d.py")
+    assert result.new_text == CALLER.replace(
+        "    smooth = mod.Smoother(3)\n",
+        "    smooth = mod.Smoother(3)\n"
+        "    try:  # autosig: guarded relaxed trace: other calls trace as before\n"
+        "        smooth.__call__.get_concrete_function(\n"
+        "            tf.TensorSpec(shape=[None, None, 3], dtype=tf.float32),\n"
+        "            tf.TensorSpec(shape=[], dtype=tf.float32),\n"
+        "        )\n"
+        "    except Exception:  # specs the code cannot trace: nothing seeded\n"
+        "        pass\n",
+    ).replace("smooth(image, 0.1 * n)", "smooth(image, tf.constant(0.1 * n, tf.float32))")
+    assert [(f.code, f.line) for f in result.applied] == [("call_site", 8), ("guarded_trace", 5)]
+    again = fixed(result.new_text, method_plan(), path="d.py")
+    assert not again.changed and not again.applied, again.left
+
+
+def test_no_seed_where_the_instance_is_configured_before_the_call() -> None:
+    text = CALLER.replace("    total = 0.0\n", "    smooth.strength = 2\n")
+    result = fixed(text, method_plan(), path="d.py")
+    assert "get_concrete_function" not in result.new_text
+    assert any("line 6 uses `smooth` before the call" in line for line in result.left)

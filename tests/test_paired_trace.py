@@ -2,8 +2,8 @@
 
 Valid/invalid pairs: a module-level function whose calls pass a varying tensor and a
 Python number the call sites will pass as ``tf.constant`` gets one seeding trace with
-the number's scalar spec; a method does not (review5: a seed in ``__init__`` runs for
-every instance before its caller configures it); where nothing shows the number's dtype
+the number's scalar spec; a method gets it after the statement making the recorded
+call's instance (not in ``__init__``: review5); where nothing shows the number's dtype
 at the call sites, or the call sites are not among the files fixed, the plan without
 it. The real TensorFlow runs (original and fixed on calls the profile never saw) are
 the golden cases'.
@@ -75,10 +75,39 @@ def test_a_number_passed_as_a_tensor_at_the_call_sites_joins_the_seeding_trace()
     assert plan.unpaired.action == "reduce_retracing"
 
 
-def test_a_method_gets_the_call_site_tensors_without_a_seeding_trace() -> None:
+def test_a_method_is_seeded_where_its_caller_makes_the_instance() -> None:
+    """Not in ``__init__`` (review5: it runs for every instance before its caller
+    configures it): after the statement making the recorded call's instance, where
+    nothing touches it before the call; elsewhere the plan without the seed."""
     plan = smoother_plan(SMOOTHER, **FOLLOWS)
-    assert plan.call_sites is not None
-    assert plan.action == "reduce_retracing" and plan.unpaired is None, plan.reasons
+    assert plan.action == "guarded_trace" and plan.guarded is not None, plan.reasons
+    assert plan.guarded.at_instances and plan.unpaired is not None
+    assert any(
+        "right after the statement making each recorded call's instance" in r for r in plan.reasons
+    )
+
+    def driver(setup: str) -> dict[str, str]:
+        # the call on line 5, column 4, where the profile recorded it
+        body = f"{setup}    image = tf.image.resize(raw, (8, 8)).numpy()\n    smooth(image, 0.5)\n"
+        return {"pkg/driver.py": f"import tensorflow as tf\ndef run(mod, raw):\n{body}"}
+
+    made = driver("    smooth = mod.Smoother()\n")
+    assert unpassed_tensors(plan, made) is None
+    fixed = {"pkg/mod.py", "pkg/driver.py"}
+    (kept,) = settle_pairs(Plan([plan]), fixed, lambda e: unpassed_tensors(e, made)).functions
+    assert kept.action == "guarded_trace"
+    for setup, why in (
+        ("    smooth = mod.make()\n", "not bound to a new `Smoother(...)`"),
+        ("    smooth = mod.Smoother(); smooth.kernel = raw\n", "shares its line"),
+        ("    global smooth\n", "declared global or nonlocal"),
+    ):
+        texts = driver(setup)
+        problem = unpassed_tensors(plan, texts)
+        assert problem is not None and why in problem, problem
+        (alone,) = settle_pairs(
+            Plan([plan]), fixed, lambda e, t=texts: unpassed_tensors(e, t)
+        ).functions
+        assert alone.action == "reduce_retracing" and why in alone.reasons[-1]
 
 
 def test_a_number_that_may_follow_the_tensors_dtype_gets_no_pair() -> None:

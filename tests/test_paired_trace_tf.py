@@ -82,3 +82,82 @@ def test_the_paired_trace_keeps_results_and_reaches_one_trace(tmp_path: Path) ->
         outcome(run(fixed, sys.executable, "prog.py", "unseen"))[1].splitlines()[:-1]
         == (want[1].splitlines()[:-1])
     )
+
+
+METHOD_PROGRAM = """\
+import json
+import sys
+import numpy as np
+import tensorflow as tf
+
+
+class Smoother(tf.Module):
+    def __init__(self, strength):
+        super().__init__()
+        self.strength = strength  # a Python float: weakly typed, as the steps are
+
+    @tf.function
+    def __call__(self, image, steps, step_size):
+        for _ in tf.range(steps):
+            image = image + step_size * (tf.roll(image, 1, axis=1) - image) * self.strength
+        return tf.reduce_mean(image * image)
+
+
+def run(rng):
+    smoother = Smoother(1.0)
+    first = rng.normal(size=(1, 4, 4, 1)).astype("float32")
+    for call in range(10):
+        img = rng.normal(size=(1, 6 + call, 8 + call % 3, 1)).astype("float32")
+        steps = 1 + call % 3
+        step_size = 0.01 * (1 + call % 4)
+        print(f"{float(smoother(img, steps, step_size)):.6f}")
+    return smoother, first
+
+
+def unseen(rng, smoother, first):
+    other = Smoother(0.5)  # another instance, made where no call was recorded
+    print("UNSEEN", float(other(first, 2, 0.5)))
+    for size, steps, step_size in ((5, 2, 0.5), (31, 4, 1), (3, 1, 0.25)):
+        img = rng.normal(size=(1, size, size, 1))  # float64, another call site
+        print("UNSEEN", float(smoother(img, steps, step_size)))
+        print("UNSEEN", float(smoother(img.astype("float32"), steps, step_size)))
+        print("UNSEEN", float(other(img.astype("float32"), steps, step_size)))
+        print("UNSEEN", float(other(img[0], steps, step_size)))  # another rank
+
+
+rng = np.random.default_rng(0)
+smoother, first = run(rng)
+if "unseen" in sys.argv:
+    unseen(rng, smoother, first)
+print("TRACES " + json.dumps(smoother.__call__.experimental_get_tracing_count()))
+"""
+
+
+def test_a_methods_seed_after_its_instance_keeps_results_and_reaches_one_trace(
+    tmp_path: Path,
+) -> None:
+    """The method's seed goes after ``smoother = Smoother(1.0)`` in its caller (not in
+    ``__init__``: review5); the other instance, made where no call was recorded, and the
+    calls the profile never saw trace as the original does."""
+    original, fixed = tmp_path / "original", tmp_path / "fixed"
+    original.mkdir()
+    (original / "prog.py").write_text(METHOD_PROGRAM)
+    done = run(original, str(AUTOSIG), "profile", "--", sys.executable, "prog.py")
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert traces(done.stdout) == 10
+    shutil.copytree(original, fixed)
+    said = fix(fixed, "prog.py", fixed / ".autosig" / "profile.json")
+    text = (fixed / "prog.py").read_text()
+    assert "smoother(img, tf.constant(steps), tf.constant(step_size, tf.float32))" in text, said
+    seeded = "    smoother = Smoother(1.0)\n    try:  # autosig: guarded relaxed trace"
+    assert seeded in text and text.count("get_concrete_function(") == 1, said
+    assert "    @tf.function\n" in text  # the method's own file: no reduce_retracing
+    profiled = run(fixed, sys.executable, "prog.py")
+    assert profiled.returncode == 0, profiled.stderr[-3000:]
+    assert traces(profiled.stdout) == 1  # the seeding trace serves every profiled call
+    want = outcome(run(original, sys.executable, "prog.py", "unseen"))
+    assert want[0] == 0 and "UNSEEN" in want[1]
+    assert (
+        outcome(run(fixed, sys.executable, "prog.py", "unseen"))[1].splitlines()[:-1]
+        == (want[1].splitlines()[:-1])
+    )

@@ -123,12 +123,16 @@ def choose(
     shapes: ShapeDecision,
     root: Path | None = None,
     tensorized: frozenset[str] = frozenset(),
+    at_instances: bool = False,
 ) -> GuardedChoice | None:
     """The guarded trace for a function whose signature would narrow the domain, or why
     it cannot be written (``kept``); with evidence of the domain (the signature is the
     fix), a choice saying it (``shown``); None when no signature is planned at all.
     ``tensorized``: Python numbers the call sites will pass as tensors (``call_site_plan``):
-    their scalar specs seed the trace like the tensors' (``paired_trace.pair``)."""
+    their scalar specs seed the trace like the tensors' (``paired_trace.pair``).
+    ``at_instances``: a method seeded in its callers' files, after each recorded call's
+    instance is made (``paired_trace``; found there by ``analysis/instance_bindings``),
+    so no place in its own file is needed."""
     why = domain_unknown(record, decision, results, root, source)
     if why is None:
         if decision.action != "signature":
@@ -139,21 +143,23 @@ def choose(
     signed = [r for r in results if r.info.name in decision.signed]
     refusal = _refusal(record, signed, shapes, tensorized)
     placement: Placement | NoPlacement | Seeded | None = None
-    if refusal is None:
+    if refusal is None and at_instances:
+        refusal = _not_outermost(site)
+    elif refusal is None:
         assert source.wrapper is not None and site.function is not None
         placement = place_seeding(MetadataView(source.wrapper), site.function)
         if isinstance(placement, NoPlacement):
             refusal = f"no place for the seeding call: {placement.reason}"
-        elif site.decorator is None:
-            refusal = "the tf.function is not a decorator of its def"
-        elif not outermost(site):
-            refusal = (
-                "tf.function is not its outermost decorator: the name the seeding call "
-                "goes through is the wrapper's, which has no get_concrete_function"
-            )
+        else:
+            refusal = _not_outermost(site)
     if refusal is not None:
         return GuardedChoice(None, {}, kept=f"{why}; no guarded relaxed trace: {refusal}")
     specs = {r.info.name: _pinned(record, r) for r in signed}
+    if at_instances:
+        guarded = GuardedTrace(
+            why=why, where=INSTANCES_WHERE, params=tuple(specs), at_instances=True
+        )
+        return GuardedChoice(guarded, specs)
     where = (
         placement.describe()
         if isinstance(placement, Placement)
@@ -179,6 +185,23 @@ def choose(
         line=placement.line if placement is not None else 0,
     )
     return GuardedChoice(guarded, specs, unsafe=unsafe)
+
+
+INSTANCES_WHERE = (
+    "in the callers' files, right after the statement making each recorded call's "
+    "instance (nothing touches it before that call)"
+)
+
+
+def _not_outermost(site: FunctionSite) -> str | None:
+    if site.decorator is None:
+        return "the tf.function is not a decorator of its def"
+    if not outermost(site):
+        return (
+            "tf.function is not its outermost decorator: the name the seeding call "
+            "goes through is the wrapper's, which has no get_concrete_function"
+        )
+    return None
 
 
 UNSAFE_OFFER = (

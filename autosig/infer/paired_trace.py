@@ -13,11 +13,16 @@ number) traces anew as the original would.
 The seeding trace helps only calls from rewritten call sites: where one is not among
 the files fixed, ``settle_pairs`` writes the plan without it (``FunctionPlan.unpaired``).
 
-Module-level functions only. A method's seeding call would go at the end of its class's
-``__init__`` (``guarded_trace_placement``), and there it runs for every instance before
-its caller configured it (review5): it builds a lazily built model of another instance
-for the profiled shapes (the first real call then raises), keeps a model attribute
-swapped after construction out of the seeded graph, and costs every instance a trace.
+A module-level function's seed goes in its own module (``guarded_trace_placement``). A
+method's does not go at the end of its class's ``__init__``: there it runs for every
+instance before its caller configured it (review5): it builds a lazily built model of
+another instance for the profiled shapes (the first real call then raises), keeps a
+model attribute swapped after construction out of the seeded graph, and costs every
+instance a trace. It goes in the callers' files instead, right after the statement
+making the instance of each recorded call, where nothing touches the instance before
+that call (``analysis/instance_bindings.py``): the seed traces the instance the profile
+saw called, in the state its first call would trace, and instances made elsewhere trace
+as before. ``settle_pairs`` drops the pairing where a call site has no such binding.
 """
 
 from __future__ import annotations
@@ -57,8 +62,6 @@ def pair(
         or entry.safety != "safe"
         or decision.action != "signature"
         or not shapes.shape_varies  # the call-site tensors alone leave one trace
-        or record.is_method  # review5: a seed in `__init__` builds what another instance
-        # builds lazily, freezes attributes set after construction, costs every instance
     ):
         return entry
     tensorized = {p.name: p.dtype for p in plan.params}
@@ -68,7 +71,15 @@ def pair(
     ):
         return entry
     choice = choose(
-        record, source, site, results, decision, shapes, options.root, frozenset(tensorized)
+        record,
+        source,
+        site,
+        results,
+        decision,
+        shapes,
+        options.root,
+        frozenset(tensorized),
+        at_instances=record.is_method,
     )
     if choice is None or choice.guarded is None or choice.unsafe:
         return entry

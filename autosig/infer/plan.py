@@ -263,6 +263,9 @@ class GuardedTrace:
     params: tuple[str, ...]
     """The parameters it passes specs for, in order."""
     line: int = 0
+    at_instances: bool = False
+    """A method's seed, written in its callers' files right after the statement making
+    each recorded call's instance (``analysis/instance_bindings.py``), not in its own."""
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,7 @@ from collections.abc import Iterable, Sequence
 from autosig.infer.plan import FunctionPlan
 from autosig.rewrite.call_sites import apply_call_site_edits, call_site_edits, entries_for_file
 from autosig.rewrite.edits import apply_edits
+from autosig.rewrite.fix_kinds import GUARDED_TRACE
 from autosig.rewrite.plan_fix import (
     UNSAFE_NOT_APPLIED,
     Account,
@@ -67,7 +68,24 @@ class CallSiteFix(PlanFix):
                 )
             elif outcome.problem is not None:
                 out.left.append(outcome.describe())
-        if edits.targets:
+        for seed in edits.seeds:
+            if seed.problem is not None:
+                out.left.append(seed.describe())
+            elif seed.seed is not None:
+                guarded = seed.entry.guarded
+                assert guarded is not None
+                out.applied.append(
+                    AppliedFix(
+                        GUARDED_TRACE,
+                        seed.entry.qualname,
+                        seed.line,
+                        seed.entry.safety,
+                        f"guarded relaxed trace of `{seed.target}` after line {seed.line}, "
+                        f"where the instance is made, not an input_signature: {guarded.why}",
+                        target=seed.entry.path,
+                    )
+                )
+        if edits.changes:
             module = apply_call_site_edits(ctx.module, edits, ctx.tf_alias)
             imports = [(i.module, i.obj, i.asname) for i in edits.imports]
             out.new_text = apply_edits(module, {}, imports).code

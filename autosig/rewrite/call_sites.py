@@ -22,8 +22,10 @@ import libcst as cst
 from autosig.analysis.dataset_loops import callee_name
 from autosig.analysis.python_values import find_function, short_code
 from autosig.analysis.static_dtypes import argument_dtype
+from autosig.infer.guarded_trace_placement import MARK
 from autosig.infer.plan import ArgumentPosition, FunctionPlan, TensorizedParam
 from autosig.profile.format import CallSite
+from autosig.rewrite.instance_seeds import InstanceSeed, instance_seeds, seeded_at_instances
 from autosig.rules.context import RuleContext
 from autosig.rules.violation import ImportNeeded
 from autosig.source.metadata import PositionProvider
@@ -76,6 +78,12 @@ class CallSiteEdits:
     """id of an argument node -> the dtypes planned functions want for it."""
     imports: list[ImportNeeded] = field(default_factory=list)
     outcomes: list[SiteOutcome] = field(default_factory=list)
+    seeds: list[InstanceSeed] = field(default_factory=list)
+    """A method's seeds after the statements making its instances (``instance_seeds``)."""
+
+    @property
+    def changes(self) -> bool:
+        return bool(self.targets) or any(s.seed is not None for s in self.seeds)
 
 
 def entries_for_file(entries: Sequence[FunctionPlan], path: str) -> list[FunctionPlan]:
@@ -102,7 +110,15 @@ def call_site_edits(ctx: RuleContext, entries: Sequence[FunctionPlan], path: str
             outcome = _one_site(ctx, calls, entry, site, out)
             out.outcomes.append(outcome)
     _drop_conflicts(out)
-    if out.targets:
+    for entry in entries:
+        if seeded_at_instances(entry):
+            calls = [
+                (o.line, o.call)
+                for o in out.outcomes
+                if o.entry is entry and o.call is not None and o.problem is None
+            ]
+            out.seeds.extend(instance_seeds(ctx, entry, calls))
+    if out.changes:
         out.imports = ctx.tf_imports()
     return out
 
@@ -119,7 +135,11 @@ def unpassed_tensors(entry: FunctionPlan, texts: Mapping[str, str]) -> str | Non
         if text is None:
             return f"{path} is not among the files fixed"
         ctx = RuleContext.from_text(text, path)
-        for outcome in call_site_edits(ctx, [entry], path).outcomes:
+        edits = call_site_edits(ctx, [entry], path)
+        for seed in edits.seeds:
+            if seed.problem is not None:
+                return f"{path}: {seed.describe()}"
+        for outcome in edits.outcomes:
             if outcome.problem is not None:
                 return f"{path}: {outcome.describe()}"
             call = outcome.call
@@ -154,17 +174,33 @@ def _drop_conflicts(out: CallSiteEdits) -> None:
 
 
 def apply_call_site_edits(module: cst.Module, edits: CallSiteEdits, tf: str) -> cst.Module:
-    """``module`` with every target argument wrapped (nested targets compose)."""
-    if not edits.targets:
+    """``module`` with every target argument wrapped (nested targets compose) and every
+    instance seed after its binding."""
+    if not edits.changes:
         return module
-    return module.visit(_Wrap(edits.targets, tf))
+    seeds = {id(s.statement): s.seed for s in edits.seeds if s.seed is not None}
+    return module.visit(_Wrap(edits.targets, tf, seeds))
 
 
 class _Wrap(cst.CSTTransformer):
-    def __init__(self, targets: dict[int, tuple[cst.Arg, str | None]], tf: str) -> None:
+    def __init__(
+        self,
+        targets: dict[int, tuple[cst.Arg, str | None]],
+        tf: str,
+        seeds: dict[int, cst.BaseStatement],
+    ) -> None:
         super().__init__()
         self.targets = targets
         self.tf = tf
+        self.seeds = seeds
+
+    def leave_SimpleStatementLine(
+        self, original_node: cst.SimpleStatementLine, updated_node: cst.SimpleStatementLine
+    ) -> cst.BaseStatement | cst.FlattenSentinel[cst.BaseStatement]:
+        seed = self.seeds.get(id(original_node))
+        if seed is None:
+            return updated_node
+        return cst.FlattenSentinel([updated_node, seed])
 
     def leave_Arg(self, original_node: cst.Arg, updated_node: cst.Arg) -> cst.Arg:
         target = self.targets.get(id(original_node))
@@ -237,13 +273,26 @@ def _expected_line(ctx: RuleContext, site: CallSite) -> int | None:
     """The line the call should start on now: the recorded offset into its enclosing
     function, counted from where that function starts today; None if it is gone."""
     if site.scope in (None, "<module>") or site.scope_line is None:
-        return site.line
+        return _after_seeds(ctx, ctx.module, site.line)
     function = find_function(ctx.module, site.scope)
     if not isinstance(function, cst.FunctionDef):
         return None
     first = function.decorators[0] if function.decorators else function
     start = ctx.position(first)[0]
-    return site.line - site.scope_line + start
+    return _after_seeds(ctx, function, site.line - site.scope_line + start)
+
+
+def _after_seeds(ctx: RuleContext, scope: cst.CSTNode, line: int) -> int:
+    """``line`` moved down by the instance seeds an earlier run wrote above it in
+    ``scope`` (``instance_seeds``): the profile's lines are the file's before them."""
+    for seed in sorted(
+        (n for n in _walk(scope) if isinstance(n, cst.Try) and MARK in ctx.code(n)),
+        key=lambda n: ctx.position(n)[0],
+    ):
+        span = ctx.line_span(seed)
+        if span.start <= line:
+            line += len(span)
+    return line
 
 
 def _one_site(
@@ -269,7 +318,7 @@ def _one_site(
         for later in range(line + 1, line + 1 + SHIFT_TOLERANCE):
             moved = calls.at(later, site.col, callee)
             if len(moved) == 1 and _already_wrapped(ctx, moved[0], plan.params):
-                return SiteOutcome(entry, site, later)
+                return SiteOutcome(entry, site, later, call=moved[0])
         return SiteOutcome(entry, site, line, problem=STALE.format(callee=named))
     if len(found) > 1:
         problem = f"{len(found)} calls of {named} start on that line (the profile has no column)"

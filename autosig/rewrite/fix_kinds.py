@@ -36,10 +36,11 @@ class KindEntry:
 
 
 CALL_SITE = "call_site"
+GUARDED_TRACE = "guarded_trace"
 
 PLAN_FIXES: tuple[KindEntry, ...] = (
     KindEntry("signature", "autosig.rewrite.signature_fix", "SignatureFix", 1, 2),
-    KindEntry("guarded_trace", "autosig.rewrite.guarded_trace_fix", "GuardedTraceFix", 1, 2),
+    KindEntry(GUARDED_TRACE, "autosig.rewrite.guarded_trace_fix", "GuardedTraceFix", 1, 2),
     KindEntry(
         "reduce_retracing", "autosig.rewrite.reduce_retracing_fix", "ReduceRetracingFix", 1, 3
     ),

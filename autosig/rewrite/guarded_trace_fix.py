@@ -37,24 +37,30 @@ from autosig.text import plural
 LINE_LIMIT = 88
 
 
-def seeding_text(placement: Placement, specs: Sequence[str], indent: str = "    ") -> str:
-    """The statement, unindented: ``try: f.get_concrete_function(...) except ...``.
+def seeding_text(
+    target: str,
+    specs: Sequence[str],
+    indent: str = "    ",
+    depth: int = 1,
+    own_class: bool = False,
+) -> str:
+    """The statement, unindented: ``try: <target>.get_concrete_function(...) except ...``
+    (``depth``: the blocks around the call, for the line limit).
 
-    A method's call is guarded by ``type(self) is __class__`` inside the ``try``:
-    ``__class__`` is the cell the compiler makes for a method that names it, bound to the
-    class the ``def`` is in even when the class's name is not visible from its methods (a
-    nested class) or is rebound later; the guard inside the ``try`` cannot escape."""
-    one_line = f"{placement.target}.get_concrete_function({', '.join(specs)})"
-    # a method's call is nested class + def + try + if (a function's: as before)
-    depth = 3 if placement.init is not None else 1
+    A method's call in its own ``__init__`` (``own_class``) is guarded by ``type(self) is
+    __class__`` inside the ``try``: ``__class__`` is the cell the compiler makes for a
+    method that names it, bound to the class the ``def`` is in even when the class's
+    name is not visible from its methods (a nested class) or is rebound later; the guard
+    inside the ``try`` cannot escape."""
+    one_line = f"{target}.get_concrete_function({', '.join(specs)})"
     if len(one_line) + len(indent) * (depth + 1) > LINE_LIMIT:
         inner = "".join(f"{indent}{spec},\n" for spec in specs)
-        call = f"{placement.target}.get_concrete_function(\n{inner})"
+        call = f"{target}.get_concrete_function(\n{inner})"
     else:
         call = one_line
     body = [f"{indent}{line}" if line else line for line in call.splitlines()]
-    if placement.init is not None:
-        own = placement.target.split(".", 1)[0]
+    if own_class:
+        own = target.split(".", 1)[0]
         body = [
             f"{indent}if type({own}) is __class__:  # subclasses trace as before",
             *(f"{indent}{line}" if line else line for line in body),
@@ -82,6 +88,8 @@ class GuardedTraceFix(PlanFix):
     ) -> SiteFix | None:
         if entry.action != self.code or site.function is None:
             return None
+        if entry.guarded is not None and entry.guarded.at_instances:
+            return None  # the callers' files get it (``instance_seeds``)
         if site.site.qualname in options.untouched:
             return None
         if not options.allows(entry.safety):
@@ -99,7 +107,15 @@ class GuardedTraceFix(PlanFix):
         specs = [render_spec(spec, tf) for spec in entry.signature_specs]
         config = ctx.module.config_for_parsing
         statement = cst.parse_statement(
-            seeding_text(placement, specs, config.default_indent), config=config
+            seeding_text(
+                placement.target,
+                specs,
+                config.default_indent,
+                # a method's call is nested class + def + try + if (a function's: as before)
+                depth=3 if placement.init is not None else 1,
+                own_class=placement.init is not None,
+            ),
+            config=config,
         )
         if placement.init is not None:
             body = placement.init.body
@@ -131,6 +147,14 @@ class GuardedTraceFix(PlanFix):
     def account(self, outcome: Outcome) -> Account | None:
         if outcome.entry.action != self.code:
             return None
+        guarded = outcome.entry.guarded
+        if guarded is not None and guarded.at_instances:
+            return Account(
+                (
+                    f"{outcome.name}: its guarded relaxed trace is seeded {guarded.where}; "
+                    "the call sites pass its Python numbers as tensors",
+                )
+            )
         said = answered(outcome)
         if said.lines or said.unfixable:
             return said

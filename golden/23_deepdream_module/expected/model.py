@@ -21,7 +21,7 @@ class DeepDream(tf.Module):
         super().__init__()
         self.model = model
 
-    @tf.function(reduce_retracing=True)
+    @tf.function
     def __call__(self, img, steps, step_size):
         loss = tf.constant(0.0)
         for _ in tf.range(steps):

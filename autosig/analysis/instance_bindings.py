@@ -1,0 +1,172 @@
+"""Where a method's caller makes the instance it calls, for a seeding trace there.
+
+A method's guarded relaxed trace cannot go in its class's ``__init__`` (review5: there it
+runs for every instance before its caller configured it). It can go in the caller, right
+after the statement that makes the instance, when nothing touches the instance between
+that statement and the recorded call: the seed then traces the instance in the state the
+first call would have traced it in. Found here, on the caller's file (pure libcst, never
+the user's code), for the call at a recorded call site:
+
+- the call goes through a plain name: ``dream(...)`` for ``__call__``, ``dream.m(...)``
+  for method ``m``;
+- that name is bound exactly once in the call's own function (or module) scope, by
+  ``dream = <...>.Cls(...)`` alone on its line, ``Cls`` the method's class, and is
+  declared neither ``global`` nor ``nonlocal``;
+- the binding statement and the statement holding the call are in one block, the binding
+  first, and the name appears nowhere between them (nor earlier in the call's statement):
+  no configuration, no aliasing, no other call first.
+
+A seed already written right after the binding (an earlier run) is recognised.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import libcst as cst
+from libcst.metadata import FunctionScope, GlobalScope, ScopeProvider
+
+from autosig.source.metadata import MetadataView, iter_tree
+
+SEED_METHOD = "get_concrete_function"
+
+
+@dataclass(frozen=True)
+class InstanceBinding:
+    """The statement binding the instance a recorded call goes through."""
+
+    name: str
+    """The name the instance is bound to (``dream``)."""
+    statement: cst.SimpleStatementLine
+    line: int
+    """The binding statement's last line."""
+    seeded: bool
+    """The statement after it already is the seed (an earlier run)."""
+
+
+def instance_binding(
+    view: MetadataView, call: cst.Call, method: str, class_name: str
+) -> InstanceBinding | str:
+    """The binding of the instance ``call`` (a call of ``class_name.method``) goes
+    through, or why there is none a seed may follow."""
+    holder = _instance_name(call, method)
+    if holder is None:
+        how = "`name(...)`" if method == "__call__" else f"`name.{method}(...)`"
+        return f"the call does not go through a name bound to the instance ({how})"
+    name = holder.value
+    scope = view.get_metadata(ScopeProvider, holder)
+    if not isinstance(scope, (FunctionScope, GlobalScope)):
+        return f"`{name}` is read in a class body or comprehension"
+    if _declared_outside(view, holder, name):
+        return f"`{name}` is declared global or nonlocal"
+    assignments = list(scope.assignments[name])
+    if len(assignments) != 1:
+        return f"`{name}` is bound {len(assignments)} times in its scope, not once"
+    statement = _binding_statement(view, assignments[0].node, class_name)
+    if isinstance(statement, str):
+        return f"`{name}`: {statement}"
+    block = view.parent(statement)
+    body = list(getattr(block, "body", ()))
+    holding = _statement_in(view, call, block)
+    if holding is None or holding not in body:
+        return f"`{name}` is bound in another block than the call"
+    start, end = body.index(statement), body.index(holding)
+    if start >= end:
+        return f"`{name}` is bound after the call"
+    seeded = _is_seed(body[start + 1], name, method) if start + 1 < end else False
+    between = body[start + 1 + int(seeded) : end]
+    for node in between:
+        if _mentions(node, name):
+            line = view.position(node)[0]
+            return f"line {line} uses `{name}` before the call: its state there is not known"
+    call_at = view.position(holder)
+    earlier = [
+        n
+        for n in iter_tree(holding)
+        if isinstance(n, cst.Name) and n.value == name and view.position(n) < call_at
+    ]
+    if earlier:
+        line = view.position(earlier[0])[0]
+        return f"line {line} uses `{name}` before the call: its state there is not known"
+    return InstanceBinding(name, statement, view.line_span(statement)[-1], seeded)
+
+
+def _instance_name(call: cst.Call, method: str) -> cst.Name | None:
+    func = call.func
+    if method == "__call__":
+        return func if isinstance(func, cst.Name) else None
+    if (
+        isinstance(func, cst.Attribute)
+        and isinstance(func.value, cst.Name)
+        and func.attr.value == method
+    ):
+        return func.value
+    return None
+
+
+def _declared_outside(view: MetadataView, node: cst.CSTNode, name: str) -> bool:
+    function = view.enclosing_function(node)
+    if not isinstance(function, cst.FunctionDef):
+        return False
+    for inner in iter_tree(function.body):
+        if isinstance(inner, (cst.Global, cst.Nonlocal)) and any(
+            n.name.value == name for n in inner.names
+        ):
+            return True
+    return False
+
+
+def _binding_statement(
+    view: MetadataView, node: cst.CSTNode, class_name: str
+) -> cst.SimpleStatementLine | str:
+    """The ``name = <...>.Cls(...)`` line that ``node`` (the assigned name) is the
+    target of, or what it is instead."""
+    target = view.parent(node)
+    assign = view.parent(target) if isinstance(target, cst.AssignTarget) else None
+    if not isinstance(assign, cst.Assign) or len(assign.targets) != 1:
+        return "not bound by a plain assignment"
+    value = assign.value
+    called = value.func if isinstance(value, cst.Call) else None
+    last = (
+        called.value
+        if isinstance(called, cst.Name)
+        else called.attr.value
+        if isinstance(called, cst.Attribute)
+        else None
+    )
+    if last != class_name:
+        return f"not bound to a new `{class_name}(...)`"
+    line = view.parent(assign)
+    if not isinstance(line, cst.SimpleStatementLine) or len(line.body) != 1:
+        return "its binding shares its line with other statements"
+    return line
+
+
+def _statement_in(view: MetadataView, node: cst.CSTNode, block: object) -> cst.CSTNode | None:
+    """The statement of ``block`` that holds ``node``."""
+    previous: cst.CSTNode = node
+    for ancestor in view.ancestors(node):
+        if ancestor is block:
+            return previous
+        previous = ancestor
+    return None
+
+
+def _mentions(node: cst.CSTNode, name: str) -> bool:
+    return any(isinstance(n, cst.Name) and n.value == name for n in iter_tree(node))
+
+
+def _is_seed(statement: cst.CSTNode, name: str, method: str) -> bool:
+    """``statement`` is ``try: <name>.<method>.get_concrete_function(...)`` (the seed)."""
+    if not isinstance(statement, cst.Try):
+        return False
+    for node in iter_tree(statement.body):
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+            func = node.func
+            if func.attr.value == SEED_METHOD and _code(func.value) == f"{name}.{method}":
+                return True
+    return False
+
+
+def _code(node: cst.CSTNode) -> str:
+    return cst.Module(body=[]).code_for_node(node)

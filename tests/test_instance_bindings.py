@@ -1,0 +1,121 @@
+"""Where a method's caller makes the instance a recorded call goes through
+(``analysis/instance_bindings.py``): a seeding trace may follow that statement only when
+nothing touches the instance between it and the call.
+
+Valid/invalid pairs: the call of ``Dream.__call__`` (``dream(...)``) or ``Dream.step``
+(``dream.step(...)``) marked by ``# <-`` in each source.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+import pytest
+from libcst.metadata import MetadataWrapper
+
+from autosig.analysis.instance_bindings import InstanceBinding, instance_binding
+from autosig.source.metadata import MetadataView, iter_tree
+
+
+def binding_of(source: str, method: str = "__call__") -> InstanceBinding | str:
+    view = MetadataView(MetadataWrapper(cst.parse_module(source)))
+    marked = next(i for i, line in enumerate(source.splitlines(), 1) if "# <-" in line)
+    calls = [
+        n
+        for n in iter_tree(view.module)
+        if isinstance(n, cst.Call)
+        and view.position(n)[0] == marked
+        and view.code(n.func) in ("dream", "dream.step", "self.dream")
+    ]
+    return instance_binding(view, calls[0], method, "Dream")
+
+
+VALID = [
+    # golden 23: made in main(), other work in between, called in a loop
+    (
+        "def main(mod, rng):\n"
+        "    dream = mod.Dream(model(1))\n"
+        "    base = rng.uniform(size=(4, 4, 3))\n"
+        "    for call in range(3):\n"
+        "        img = resize(base, call)\n"
+        "        loss, img = dream(img, 2, 0.1)  # <-\n",
+        "__call__",
+        2,
+    ),
+    # module-level script, the class by its own name
+    ("dream = Dream()\nx = 1\ndream(x, 3)  # <-\n", "__call__", 1),
+    # another method, the call right after the binding
+    ("def f():\n    dream = Dream()\n    return dream.step(1, 2)  # <-\n", "step", 2),
+    # made inside a loop, called in the same body
+    (
+        "def f(xs):\n    for x in xs:\n        dream = Dream()\n        dream(x)  # <-\n",
+        "__call__",
+        3,
+    ),
+]
+
+
+@pytest.mark.parametrize("source, method, line", VALID)
+def test_the_binding_of_the_instance_is_found(source: str, method: str, line: int) -> None:
+    found = binding_of(source, method)
+    assert isinstance(found, InstanceBinding), found
+    assert (found.name, found.line, found.seeded) == ("dream", line, False)
+
+
+INVALID = [
+    # configured between the binding and the call: the seed would trace the old state
+    (
+        "def f(m):\n    dream = Dream()\n    dream.model = m\n    dream(1)  # <-\n",
+        "line 3 uses `dream`",
+    ),
+    # passed on before the call: anything may happen to it
+    ("def f():\n    dream = Dream()\n    setup(dream)\n    dream(1)  # <-\n", "line 3 uses"),
+    # used earlier in the call's own statement
+    (
+        "def f(xs):\n    dream = Dream()\n    for x in xs:\n        dream.reset()\n"
+        "        dream(x)  # <-\n",
+        "line 4 uses",
+    ),
+    # bound twice (a new instance may come from either)
+    (
+        "def f(a):\n    dream = Dream()\n    if a:\n        dream = Dream()\n    dream(1)  # <-\n",
+        "bound 2 times",
+    ),
+    # a parameter: made by someone else
+    ("def f(dream):\n    dream(1)  # <-\n", "not bound by a plain assignment"),
+    # not a new instance of the class: a factory, a subclass
+    ("def f():\n    dream = make_dream()\n    dream(1)  # <-\n", "not bound to a new `Dream(...)`"),
+    ("def f():\n    dream = LoudDream()\n    dream(1)  # <-\n", "not bound to a new `Dream(...)`"),
+    # an attribute holds it, not a name
+    ("def f(self):\n    self.dream = Dream()\n    self.dream(1)  # <-\n", "does not go through"),
+    # made in an outer function, called in a nested one
+    (
+        "def f():\n    dream = Dream()\n    def g():\n        return dream(1)  # <-\n    return g\n",
+        "bound 0 times",
+    ),
+    # made in a branch, called after it
+    ("def f(a):\n    if a:\n        dream = Dream()\n    dream(1)  # <-\n", "another block"),
+    # global declared
+    ("def f():\n    global dream\n    dream = Dream()\n    dream(1)  # <-\n", "global or nonlocal"),
+    # two statements on the binding's line
+    ("def f():\n    dream = Dream(); dream.x = 1\n    dream(1)  # <-\n", "shares its line"),
+]
+
+
+@pytest.mark.parametrize("source, why", INVALID)
+def test_no_binding_a_seed_may_follow(source: str, why: str) -> None:
+    found = binding_of(source)
+    assert isinstance(found, str) and why in found, found
+
+
+def test_a_seed_written_by_an_earlier_run_is_recognised() -> None:
+    source = (
+        "def f(x):\n"
+        "    dream = Dream()\n"
+        "    try:  # autosig: guarded relaxed trace: other calls trace as before\n"
+        "        dream.__call__.get_concrete_function(tf.TensorSpec([None], tf.float32))\n"
+        "    except Exception:  # specs the code cannot trace: nothing seeded\n"
+        "        pass\n"
+        "    dream(x)  # <-\n"
+    )
+    found = binding_of(source)
+    assert isinstance(found, InstanceBinding) and found.seeded, found
