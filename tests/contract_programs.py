@@ -1275,11 +1275,6 @@ CASES: list[Case] = [
     Case(
         name="settings_threshold_from_driver",
         klass="22",
-        known=(
-            "the change is made outside the project (by the harness, no file autosig reads): "
-            "signed, the first threshold stays; with the driver in the project "
-            "(settings_threshold_from_project_driver) the fix is unsafe and left"
-        ),
         origin="a detector reading self.settings.threshold (a settings object the driver "
         "edits when tuning precision/recall)",
         files={
@@ -1339,11 +1334,6 @@ CASES: list[Case] = [
     Case(
         name="per_call_function_reads_config",
         klass="22",
-        known=(
-            "the change is made outside the project (by the harness, no file autosig reads): "
-            "AS106 caches the function, the first scale stays; with the scheduler in the "
-            "project (per_call_function_config_from_project_scheduler) it is unsafe and left"
-        ),
         origin="a trainer creating its tf.function per call (AS106) that reads "
         "self.config, an alias of a module dict a scheduler changes: caching the "
         "function per instance would freeze the value",

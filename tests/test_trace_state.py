@@ -176,3 +176,45 @@ def test_the_reason_names_what_changes_it(tmp_path: Path) -> None:
     assert "`TEMPERATURE` (line 8), which model.py:5 rebinds" in reason
     assert "tracing fewer times keeps an old value" in reason
     assert state_reason([]) is None
+
+
+def _settings(tmp_path: Path, text: str) -> list[str]:
+    from autosig.analysis.trace_state import settings_reads
+
+    (tmp_path / "pyproject.toml").write_text("")
+    model = tmp_path / "model.py"
+    model.write_text(text)
+    _project.cache_clear()
+    wrapper, sites = discover_text(text, str(model))
+    function = sites[0].function
+    params = [p.name.value for p in function.params.params if p.name.value != "self"]
+    use = shape_use(wrapper, function, params, modules=ProjectModules.around(model))
+    return [r.code for r in settings_reads(use.state_reads)]
+
+
+DETECTOR = (
+    TF + "class Detector(tf.Module):\n    def __init__(self, settings, model):\n"
+    "        self.settings = settings\n        self.model = model\n        self.scale = 2.0\n"
+    "    @tf.function\n    def __call__(self, x):\n        return {}\n"
+)
+SETTINGS = {
+    # contract case settings_threshold_from_driver: a harness sets it between calls
+    "another_objects_attribute": ("x > self.settings.threshold", ["self.settings.threshold"]),
+    # contract case per_call_function_reads_config: a module dict the instance holds
+    "a_module_dict_the_instance_holds": ("x * self.config['scale']", ["self.config"]),
+    # not settings: the instance's own attribute, a model called, its variables
+    "the_instance_own_attribute": ("x * self.scale", []),
+    "a_model_called": ("self.model(x)", []),
+    "a_models_variables": ("x + len(self.model.trainable_variables)", []),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SETTINGS))
+def test_settings_code_outside_the_project_may_change(name: str, tmp_path: Path) -> None:
+    body, expected = SETTINGS[name]
+    text = DETECTOR.format(body)
+    if "config" in body:
+        text = text.replace("class Detector", "CONFIG = {'scale': 1.0}\nclass Detector").replace(
+            "        self.scale = 2.0\n", "        self.scale = 2.0\n        self.config = CONFIG\n"
+        )
+    assert _settings(tmp_path, text) == expected

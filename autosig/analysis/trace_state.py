@@ -100,6 +100,121 @@ def state_reason(changes: list[StateChange]) -> str | None:
     return STATE_REASON.format(changes=shown)
 
 
+SETTINGS_REASON = (
+    "it reads settings while tracing ({reads}) that code outside the project (a driver, "
+    "a notebook, a tuning harness) may change between calls: each trace keeps the value "
+    "it read, so tracing fewer times keeps an old value"
+)
+
+OBJECT_ATTRIBUTES = frozenset(
+    {
+        # tf.Module, Keras layers and models: variables, structure, dtype, build state
+        "trainable_variables",
+        "non_trainable_variables",
+        "variables",
+        "trainable_weights",
+        "non_trainable_weights",
+        "weights",
+        "submodules",
+        "layers",
+        "losses",
+        "metrics",
+        "dtype",
+        "compute_dtype",
+        "variable_dtype",
+        "dtype_policy",
+        "built",
+        "trainable",
+        "input",
+        "output",
+        "inputs",
+        "outputs",
+        "input_shape",
+        "output_shape",
+        "name",
+        "kernel",
+        "bias",
+        "embeddings",
+        "moving_mean",
+        "moving_variance",
+        "gamma",
+        "beta",
+        # optimizers (their hyperparameters are variables the graph reads at run time)
+        "iterations",
+        "learning_rate",
+        "lr",
+        # tensors and variables
+        "shape",
+        "device",
+        "graph",
+        "op",
+    }
+)
+"""Attributes of TensorFlow and Keras objects read through another object
+(``self.model.trainable_variables``, ``self.optimizer.iterations``): variables the graph
+reads when it runs, or structure set up once; not settings."""
+
+
+def settings_reads(reads: list[StateRead]) -> list[StateRead]:
+    """The reads of settings code outside the project may change between calls, which
+    no scan of the project can rule out (the contract cases of class 22, changed by a
+    harness): an attribute of another object the instance holds (``self.settings.
+    threshold``, a plain settings object), and a module-level dict, list or set the
+    instance holds (``self.config = CONFIG`` read as ``self.config["scale"]``). Not: the
+    instance's own attributes and the module's own names (weights, kernels, models,
+    constants: what a fix may keep), nor TensorFlow and Keras attributes
+    (``OBJECT_ATTRIBUTES``). Globals of other modules (``config.SCALE``) are judged where
+    the fixes are (``infer/guarded_trace.state_blockers``)."""
+    out = []
+    for read in reads:
+        if read.kind != "attribute":
+            continue
+        parts = read.name.split(".")
+        if len(parts) > 1 and parts[-1] not in OBJECT_ATTRIBUTES:
+            out.append(read)
+        elif _held_container(read):
+            out.append(read)
+    return out
+
+
+def settings_reason(reads: list[StateRead]) -> str | None:
+    """The reason a fix that traces fewer times is unsafe because of ``settings_reads``."""
+    found = settings_reads(reads)
+    if not found:
+        return None
+    shown = ", ".join(r.describe() for r in found[:2])
+    return SETTINGS_REASON.format(reads=shown)
+
+
+CONTAINERS = (cst.Dict, cst.List, cst.Set, cst.DictComp, cst.ListComp, cst.SetComp)
+
+
+def _held_container(read: StateRead) -> bool:
+    """``self.<a>`` bound in the class to a module-level dict, list or set display."""
+    if read.cls is None:
+        return False
+    cls = ProjectClass(read.view, read.cls)
+    name = read.name.split(".")[0]
+    for value, env in read.view.attribute_values(cls, name):
+        target = _global_of(value, env)
+        if target is None:
+            continue
+        view, variable = target
+        if any(_is_container(bound) for bound in view.bindings(variable)):
+            return True
+    return False
+
+
+def _is_container(value: cst.BaseExpression) -> bool:
+    if isinstance(value, CONTAINERS):
+        return True
+    return (
+        isinstance(value, cst.Call)
+        and isinstance(value.func, cst.Name)
+        and value.func.value in ("dict", "list", "set")
+    )
+
+
 def state_changes(
     reads: list[StateRead],
     root: ModuleView,

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 from autosig.analysis.project_writes import OtherFiles
 from autosig.analysis.shape_reads import ShapeRead, ShapeUse, autograph_enabled, shape_use
-from autosig.analysis.trace_state import state_reason
+from autosig.analysis.trace_state import settings_reason, state_reason
 from autosig.infer.observations import Observed, ParamResult
 from autosig.infer.plan import Blocker, ShapeRewrite
 from autosig.infer.probe_evidence import DimProof, dim_proof, tie_label
@@ -153,7 +153,9 @@ def decide_shapes(
             ops = ", ".join(hidden[:3]) + (", ..." if len(hidden) > 3 else "")
             draws = f"probe: the steady-state graph has the stateful random ops {ops}"
             decision.random_reason = RANDOM_REASON.format(draws=draws)
-    decision.state_reason = state_reason(use.state_changes(*_project_of(modules)))
+    decision.state_reason = state_reason(
+        use.state_changes(*_project_of(modules))
+    ) or settings_reason(use.state_reads)
     control = use.control()
     choices: list[_Choice] = []
     relaxed_labels: set[str] = set()

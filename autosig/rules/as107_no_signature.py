@@ -8,7 +8,7 @@ from pathlib import Path
 import libcst as cst
 
 from autosig.analysis.shape_reads import autograph_enabled, shape_use
-from autosig.analysis.trace_state import state_reason
+from autosig.analysis.trace_state import settings_reason, state_reason
 from autosig.rules.base import Invalid, Rule
 from autosig.rules.context import RuleContext
 from autosig.rules.violation import Violation
@@ -368,7 +368,9 @@ def _static_safety(
             f"it draws stateful random numbers ({use.random_draws[0].describe()}): fewer "
             "traces change the numbers drawn"
         )
-    changed = state_reason(use.state_changes(ctx.project_writes, Path(ctx.path).name))
+    changed = state_reason(
+        use.state_changes(ctx.project_writes, Path(ctx.path).name)
+    ) or settings_reason(use.state_reads)
     if changed is not None:
         return "unsafe", changed
     if reads:

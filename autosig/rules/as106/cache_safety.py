@@ -23,7 +23,7 @@ from libcst.metadata import GlobalScope, ImportAssignment
 from autosig.analysis.attribute_writes import MUTATORS
 from autosig.analysis.module_view import ModuleView
 from autosig.analysis.shape_reads import shape_use
-from autosig.analysis.trace_state import attribute_change
+from autosig.analysis.trace_state import StateRead, attribute_change, settings_reason
 from autosig.rules.as106.hoist import (
     _assignments,
     _changes_state,
@@ -354,6 +354,8 @@ class CachedTrace:
                 f"the trace reads `self.{attr}`, bound to `{change.alias}`, which "
                 f"{change.place} {change.how}"
             )
+        else:
+            self._settings(attr, read)
         parent = self.ctx.parent(read)
         if isinstance(parent, cst.Attribute) and parent.value is read:
             grand = self.ctx.parent(parent)
@@ -367,6 +369,17 @@ class CachedTrace:
                 self.verdict.add(
                     f"the trace reads `self.{path}`, which {change.place} {change.how}"
                 )
+            else:
+                self._settings(path, read)
+
+    def _settings(self, path: str, read: cst.Attribute) -> None:
+        """Settings code outside the project may change (``trace_state.settings_reads``):
+        a module dict the instance holds, another object's attribute."""
+        line = self.ctx.position(read)[0]
+        state = StateRead(f"self.{path}", line, "", "attribute", path, self._view(), self.cls)
+        reason = settings_reason([state])
+        if reason is not None:
+            self.verdict.add(reason.replace("it reads settings", "the trace reads settings", 1))
 
     def _view(self) -> ModuleView:
         if self._module_view is None:
