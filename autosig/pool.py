@@ -12,6 +12,7 @@ scheduling.
 
 from __future__ import annotations
 
+import itertools
 import os
 from collections.abc import Callable, Sequence
 from typing import TypeVar
@@ -70,10 +71,15 @@ def run_tasks(
             from concurrent.futures.process import BrokenProcessPool
 
             chunksize = max(1, len(tasks) // (workers * 16))
+            heavy = _heavy_prefix([cost(tasks[i]) for i in order]) if cost is not None else 0
             try:
                 with ProcessPoolExecutor(max_workers=workers) as pool:
                     ordered = [tasks[i] for i in order]
-                    for result in pool.map(function, ordered, chunksize=chunksize):
+                    # the costly tasks one by one (a chunk of them would keep one worker
+                    # busy while the other runs out of work), the rest in chunks
+                    first = pool.map(function, ordered[:heavy], chunksize=1)
+                    rest = pool.map(function, ordered[heavy:], chunksize=chunksize)
+                    for result in itertools.chain(first, rest):
                         results[order[done]] = result
                         done += 1
                         bar.advance()
@@ -83,3 +89,18 @@ def run_tasks(
             results[index] = function(tasks[index])
             bar.advance()
     return results  # type: ignore[return-value]
+
+
+HEAVY_SHARE = 0.9
+"""The share of the expected work handed out task by task (``_heavy_prefix``)."""
+
+
+def _heavy_prefix(costs: Sequence[int]) -> int:
+    """How many of the tasks (costs in descending order) hold ``HEAVY_SHARE`` of the work."""
+    total = sum(costs)
+    running = 0
+    for count, value in enumerate(costs, 1):
+        running += value
+        if running >= HEAVY_SHARE * total:
+            return count
+    return len(costs)

@@ -603,3 +603,14 @@ def test_no_seed_where_the_instance_is_configured_before_the_call() -> None:
     result = fixed(text, method_plan(), path="d.py")
     assert "get_concrete_function" not in result.new_text
     assert any("line 6 uses `smooth` before the call" in line for line in result.left)
+
+
+def test_a_profile_recorded_with_the_seed_in_the_file_finds_its_calls() -> None:
+    """review7: a fixed program profiled again records lines below the seed as they are;
+    they are not moved down by it a second time."""
+    seeded = fixed(CALLER, method_plan(), path="d.py").new_text
+    text = seeded.replace("    return total\n", "    return total + explain(m, images, 3)\n")
+    line = text.splitlines().index("    return total + explain(m, images, 3)") + 1
+    sites = (CallSite("d.py", line, 1, col=19, scope="main", scope_line=4, positional=3),)
+    result = fixed(text, plan(*sites, path="d.py"), path="d.py")
+    assert "explain(m, images, tf.constant(3, tf.int32))" in result.new_text, result.left

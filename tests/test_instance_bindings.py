@@ -45,6 +45,13 @@ VALID = [
     ("dream = Dream()\nx = 1\ndream(x, 3)  # <-\n", "__call__", 1),
     # another method, the call right after the binding
     ("def f():\n    dream = Dream()\n    return dream.step(1, 2)  # <-\n", "step", 2),
+    # objects made before it and handed to it, untouched until the call
+    (
+        "import numpy as np\ndef main(x):\n    features = feature_model(1)\n"
+        "    dream = Dream(features, np.float32(0.5))\n    y = x + 1\n    dream(y)  # <-\n",
+        "__call__",
+        4,
+    ),
     # made inside a loop, called in the same body
     (
         "def f(xs):\n    for x in xs:\n        dream = Dream()\n        dream(x)  # <-\n",
@@ -96,6 +103,30 @@ INVALID = [
     ("def f(a):\n    if a:\n        dream = Dream()\n    dream(1)  # <-\n", "another block"),
     # global declared
     ("def f():\n    global dream\n    dream = Dream()\n    dream(1)  # <-\n", "global or nonlocal"),
+    # review7 kact: an object handed to the constructor changed before the call
+    (
+        "def f(x):\n    features = feature_model(1)\n    dream = Dream(features)\n"
+        "    features.layers[-1].activation = None\n    dream(x)  # <-\n",
+        "line 4 uses `features`",
+    ),
+    # review7 cfgsched: a dict handed to it changed in the loop before the call
+    (
+        "def f(xs):\n    options = {'clip': 0.1}\n    dream = Dream(options)\n"
+        "    for x in xs:\n        options['clip'] = 0.05\n        dream(x)  # <-\n",
+        "line 5 uses `options`",
+    ),
+    # review7 lazyunseen: made from a parameter: another call makes another instance
+    (
+        "def run(x, channels):\n    dream = Dream(feature_model(1, channels))\n"
+        "    dream(x)  # <-\n",
+        "reads the parameter `channels`",
+    ),
+    (
+        "def run(x, channels):\n    m = feature_model(channels)\n    dream = Dream(m)\n"
+        "    dream(x)  # <-\n",
+        "reads the parameter `channels`",
+    ),
+    ("def f(x):\n    dream = Dream(lambda v: v)\n    dream(x)  # <-\n", "a lambda"),
     # two statements on the binding's line
     ("def f():\n    dream = Dream(); dream.x = 1\n    dream(1)  # <-\n", "shares its line"),
 ]

@@ -339,6 +339,23 @@ def test_an_imported_staticmethod_called_through_its_class(tmp_path) -> None:  #
     ]
 
 
+def test_draws_from_a_generator_held_by_the_instance_or_the_module() -> None:
+    """review7 nprng: ``self.rng = np.random.default_rng(0)`` drawn from while tracing
+    draws anew at each trace; a ``tf.random.Generator`` keeps its state in a variable."""
+    source = TF + (
+        "import random\nimport numpy as np\nRNG = random.Random(3)\n"
+        "class M(tf.Module):\n    def __init__(self):\n"
+        "        self.rng = np.random.default_rng(0)\n"
+        "        self.g = tf.random.Generator.from_seed(1)\n        self.items = [1, 2]\n"
+        "    @tf.function\n    def __call__(self, x):\n"
+        "        shift = int(self.rng.integers(0, 3)) + RNG.randint(0, 2)\n"
+        "        return tf.roll(x, shift, 0) + self.g.normal([3]) + self.items.count(1)\n"
+    )
+    wrapper, sites = discover_text(source, "m.py")
+    draws = shape_use(wrapper, sites[0].function, ["x"]).random_draws
+    assert sorted(d.code for d in draws) == ["RNG.randint(0, 2)", "self.rng.integers(0, 3)"]
+
+
 def test_random_draws_in_helpers_called_without_tensors_are_found(tmp_path) -> None:  # noqa: ANN001
     """A helper that only draws (no traced tensor passed in) still changes with the
     trace count: the walk follows project calls for their draws."""

@@ -195,6 +195,7 @@ def _settings(tmp_path: Path, text: str) -> list[str]:
 DETECTOR = (
     TF + "class Detector(tf.Module):\n    def __init__(self, settings, model):\n"
     "        self.settings = settings\n        self.model = model\n        self.scale = 2.0\n"
+    "        self.sizes = [3, 4]\n        self.blocks = [model]\n"
     "    @tf.function\n    def __call__(self, x):\n        return {}\n"
 )
 SETTINGS = {
@@ -202,6 +203,11 @@ SETTINGS = {
     "another_objects_attribute": ("x > self.settings.threshold", ["self.settings.threshold"]),
     # contract case per_call_function_reads_config: a module dict the instance holds
     "a_module_dict_the_instance_holds": ("x * self.config['scale']", ["self.config"]),
+    # review7 cfgsched: an item of a dict the caller handed it, changed between calls
+    "an_item_of_a_dict_it_was_handed": ("x * self.settings['clip']", ["self.settings"]),
+    # not settings: an item of a list it made itself, a layer of its own list called
+    "an_item_of_its_own_list": ("x * self.sizes[0]", []),
+    "a_layer_of_a_list_called": ("self.blocks[0](x)", []),
     # not settings: the instance's own attribute, a model called, its variables
     "the_instance_own_attribute": ("x * self.scale", []),
     "a_model_called": ("self.model(x)", []),

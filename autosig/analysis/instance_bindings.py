@@ -12,9 +12,17 @@ the user's code), for the call at a recorded call site:
 - that name is bound exactly once in the call's own function (or module) scope, by
   ``dream = <...>.Cls(...)`` alone on its line, ``Cls`` the method's class, and is
   declared neither ``global`` nor ``nonlocal``;
+- the constructor's arguments depend on no parameter of the function, no loop variable
+  and no name bound more than once (review7: ``run(channels)`` making
+  ``Dream(feature_model(channels))`` makes another kind of instance on another call,
+  an unbuilt model the seed would build for the profiled shapes), followed through the
+  local names they read (``features = feature_model(1)``);
 - the binding statement and the statement holding the call are in one block, the binding
-  first, and the name appears nowhere between them (nor earlier in the call's statement):
-  no configuration, no aliasing, no other call first.
+  first, and neither the name nor any name the constructor's arguments read appears
+  between them (nor earlier in the call's statement): no configuration of the instance
+  or of the objects handed to it (review7: ``options["clip"] = 0.05``,
+  ``features.layers[-1].activation = ...`` after the binding), no aliasing, no other
+  call first.
 
 A seed already written right after the binding (an earlier run) is recognised.
 """
@@ -24,11 +32,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import libcst as cst
-from libcst.metadata import FunctionScope, GlobalScope, ScopeProvider
+from libcst.metadata import FunctionScope, GlobalScope, ImportAssignment, ScopeProvider
 
 from autosig.source.metadata import MetadataView, iter_tree
 
 SEED_METHOD = "get_concrete_function"
+LAMBDA = "<lambda>"
+"""Stands for a lambda or comprehension among the constructor's arguments (its free
+names are not followed: refused)."""
 
 
 @dataclass(frozen=True)
@@ -65,6 +76,10 @@ def instance_binding(
     statement = _binding_statement(view, assignments[0].node, class_name)
     if isinstance(statement, str):
         return f"`{name}`: {statement}"
+    handed = _argument_names(view, statement, scope)
+    if isinstance(handed, str):
+        return f"`{name}`: {handed}"
+    watched = {name} | handed
     block = view.parent(statement)
     body = list(getattr(block, "body", ()))
     holding = _statement_in(view, call, block)
@@ -76,19 +91,109 @@ def instance_binding(
     seeded = _is_seed(body[start + 1], name, method) if start + 1 < end else False
     between = body[start + 1 + int(seeded) : end]
     for node in between:
-        if _mentions(node, name):
+        used = _mentioned(node, watched)
+        if used is not None:
             line = view.position(node)[0]
-            return f"line {line} uses `{name}` before the call: its state there is not known"
+            return f"line {line} uses `{used}` before the call: its state there is not known"
     call_at = view.position(holder)
     earlier = [
         n
         for n in iter_tree(holding)
-        if isinstance(n, cst.Name) and n.value == name and view.position(n) < call_at
+        if isinstance(n, cst.Name) and n.value in watched and view.position(n) < call_at
     ]
     if earlier:
-        line = view.position(earlier[0])[0]
-        return f"line {line} uses `{name}` before the call: its state there is not known"
+        line, used = view.position(earlier[0])[0], earlier[0].value
+        return f"line {line} uses `{used}` before the call: its state there is not known"
     return InstanceBinding(name, statement, view.line_span(statement)[-1], seeded)
+
+
+def _argument_names(
+    view: MetadataView, statement: cst.SimpleStatementLine, scope: object
+) -> set[str] | str:
+    """The names the constructor's arguments read (through the local names bound once
+    before it, transitively), or why they may differ between runs of the binding."""
+    assign = statement.body[0]
+    assert isinstance(assign, cst.Assign) and isinstance(assign.value, cst.Call)
+    function = view.enclosing_function(statement)
+    parameters = (
+        {p.name.value for p in _all_params(function.params)}
+        if isinstance(function, cst.FunctionDef)
+        else set()
+    )
+    out: set[str] = set()
+    todo = [arg.value for arg in assign.value.args]
+    while todo:
+        for name in _value_names(todo.pop()):
+            if name in out:
+                continue
+            out.add(name)
+            if name == LAMBDA:
+                return "its constructor's arguments hold a lambda or comprehension"
+            if name in parameters:
+                return f"its constructor reads the parameter `{name}`: another call may make another kind of instance"
+            assignments = list(scope.assignments[name]) if hasattr(scope, "assignments") else []
+            if not assignments:
+                continue  # a global, builtin or import of the module: the same every run
+            if any(
+                isinstance(a, ImportAssignment)
+                or isinstance(a.node, (cst.FunctionDef, cst.ClassDef))
+                for a in assignments
+            ):
+                continue  # an import, def or class: the same object every run
+            if len(assignments) != 1:
+                return f"its constructor reads `{name}`, bound more than once"
+            value = _assigned_value(view, assignments[0].node)
+            if value is None:
+                return f"its constructor reads `{name}`, not bound by a plain assignment"
+            todo.append(value)
+    return out
+
+
+def _all_params(params: cst.Parameters) -> list[cst.Param]:
+    out = [*params.posonly_params, *params.params, *params.kwonly_params]
+    for star in (params.star_arg, params.star_kwarg):
+        if isinstance(star, cst.Param):
+            out.append(star)
+    return out
+
+
+def _value_names(node: cst.CSTNode) -> set[str]:
+    """Names ``node`` reads as values: not a called function's own name (``f(...)``), not
+    an attribute's name (``a.b`` reads ``a``)."""
+    out: set[str] = set()
+    stack: list[cst.CSTNode] = [node]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, cst.Name):
+            out.add(current.value)
+        elif isinstance(current, cst.Attribute):
+            stack.append(current.value)
+        elif isinstance(current, cst.Call):
+            if not isinstance(current.func, cst.Name):
+                stack.append(current.func)
+            stack.extend(arg.value for arg in current.args)
+        elif isinstance(
+            current, (cst.Lambda, cst.GeneratorExp, cst.ListComp, cst.SetComp, cst.DictComp)
+        ):
+            out.add(LAMBDA)
+        else:
+            stack.extend(current.children)
+    return out
+
+
+def _assigned_value(view: MetadataView, node: cst.CSTNode) -> cst.BaseExpression | None:
+    target = view.parent(node)
+    assign = view.parent(target) if isinstance(target, cst.AssignTarget) else None
+    if isinstance(assign, cst.Assign) and len(assign.targets) == 1 and target.target is node:
+        return assign.value
+    return None
+
+
+def _mentioned(node: cst.CSTNode, names: set[str]) -> str | None:
+    for inner in iter_tree(node):
+        if isinstance(inner, cst.Name) and inner.value in names:
+            return inner.value
+    return None
 
 
 def _instance_name(call: cst.Call, method: str) -> cst.Name | None:
@@ -150,10 +255,6 @@ def _statement_in(view: MetadataView, node: cst.CSTNode, block: object) -> cst.C
             return previous
         previous = ancestor
     return None
-
-
-def _mentions(node: cst.CSTNode, name: str) -> bool:
-    return any(isinstance(n, cst.Name) and n.value == name for n in iter_tree(node))
 
 
 def _is_seed(statement: cst.CSTNode, name: str, method: str) -> bool:

@@ -187,6 +187,19 @@ def strategy_run_parts(call: cst.Call) -> tuple[cst.BaseExpression, list[cst.Arg
     return fn, out
 
 
+PYTHON_GENERATORS = frozenset(
+    {
+        "numpy.random.default_rng",
+        "numpy.random.Generator",
+        "numpy.random.RandomState",
+        "random.Random",
+        "random.SystemRandom",
+    }
+)
+"""Python and NumPy random generator classes: their draws while tracing are frozen into
+each trace, so tracing fewer times changes them."""
+
+
 @dataclass(frozen=True)
 class ShapeRead:
     """A place where the code reads parameter ``param``'s static shape as a Python value."""
@@ -730,11 +743,16 @@ class _FunctionWalk:
                 return  # a method (or property) of the class, not state
             path = attribute
             parent = self.parents.get(node)
+            grand = self.parents.get(parent) if parent is not None else None
             if isinstance(parent, cst.Attribute) and parent.value is node:
-                grand = self.parents.get(parent)
                 if not (isinstance(grand, cst.Call) and grand.func is parent):
                     path = f"{attribute}.{parent.attr.value}"
-            self._state(node, f"self.{path}", "attribute", path, cls.view, cls.node)
+            item = (
+                isinstance(parent, cst.Subscript)
+                and parent.value is node
+                and not (isinstance(grand, cst.Call) and grand.func is parent)
+            )
+            self._state(node, f"self.{path}", "attribute", path, cls.view, cls.node, item)
             return
         if not view.is_imported(value.value):
             return
@@ -753,8 +771,9 @@ class _FunctionWalk:
         name: str,
         view: ModuleView,
         cls: cst.ClassDef | None = None,
+        item: bool = False,
     ) -> None:
-        read = StateRead(code, self.t.line(node), self.via, kind, name, view, cls)
+        read = StateRead(code, self.t.line(node), self.via, kind, name, view, cls, item)
         self.result.state_reads.append(read)
 
     def _is_attribute_store(self, node: cst.Attribute) -> bool:
@@ -997,10 +1016,35 @@ class _FunctionWalk:
                     ("default_rng", "Generator", "seed", "RandomState", "get_state", "set_state")
                 ):
                     draws = True
+            if not draws and isinstance(call.func, cst.Attribute):
+                draws = self._held_generator(call.func.value)
         if draws:
             self.result.random_draws.append(
                 RandomDraw(self.t.line(call), short_code(call), self.via)
             )
+
+    def _held_generator(self, owner: cst.BaseExpression) -> bool:
+        """``owner`` (``self.rng``, or a module's ``RNG``) is bound to a Python or NumPy
+        random generator (review7: ``self.rng = np.random.default_rng(0)`` drawn from while
+        tracing: each trace draws anew)."""
+        env = self.env()
+        view = self.t.view
+        values: list[tuple[cst.BaseExpression, Env]] = []
+        if (
+            isinstance(owner, cst.Attribute)
+            and isinstance(owner.value, cst.Name)
+            and owner.value.value == env.self_name
+            and self.self_class is not None
+        ):
+            values = view.attribute_values(self.self_class, owner.attr.value)
+        elif isinstance(owner, cst.Name) and view.is_bound_at_module_level(owner.value):
+            values = [(value, Env(view)) for value in view.bindings(owner.value)]
+        for value, where in values:
+            if isinstance(value, cst.Call) and any(
+                name in PYTHON_GENERATORS for name, _ in where.view.names(value.func)
+            ):
+                return True
+        return False
 
     def _callee(self, call: cst.Call, func: cst.BaseExpression | None = None) -> _Callee:
         """What a call runs: project defs to follow (with how ``self`` is passed), the

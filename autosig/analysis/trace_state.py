@@ -62,6 +62,8 @@ class StateRead:
     view: ModuleView = field(compare=False, repr=False)
     """The module the global is in, or the class's module."""
     cls: cst.ClassDef | None = field(default=None, compare=False, repr=False)
+    item: bool = False
+    """Read by subscript (``self.options["clip"]``): an item of a container it holds."""
 
     def describe(self) -> str:
         where = f"line {self.line}" + (f", in {self.via}" if self.via else "")
@@ -159,8 +161,10 @@ def settings_reads(reads: list[StateRead]) -> list[StateRead]:
     """The reads of settings code outside the project may change between calls, which
     no scan of the project can rule out (the contract cases of class 22, changed by a
     harness): an attribute of another object the instance holds (``self.settings.
-    threshold``, a plain settings object), and a module-level dict, list or set the
-    instance holds (``self.config = CONFIG`` read as ``self.config["scale"]``). Not: the
+    threshold``, a plain settings object), a module-level dict, list or set the
+    instance holds (``self.config = CONFIG`` read as ``self.config["scale"]``), and an
+    item of a container it was handed (``self.options["clip"]``, ``self.options =
+    options`` in ``__init__``; review7: the driver changed the dict between calls). Not: the
     instance's own attributes and the module's own names (weights, kernels, models,
     constants: what a fix may keep), nor TensorFlow and Keras attributes
     (``OBJECT_ATTRIBUTES``). Globals of other modules (``config.SCALE``) are judged where
@@ -170,9 +174,9 @@ def settings_reads(reads: list[StateRead]) -> list[StateRead]:
         if read.kind != "attribute":
             continue
         parts = read.name.split(".")
-        if len(parts) > 1 and parts[-1] not in OBJECT_ATTRIBUTES:
-            out.append(read)
-        elif _held_container(read):
+        if parts[-1] in OBJECT_ATTRIBUTES:
+            continue
+        if len(parts) > 1 or (read.item and not _set_up_here(read)) or _held_container(read):
             out.append(read)
     return out
 
@@ -187,6 +191,21 @@ def settings_reason(reads: list[StateRead]) -> str | None:
 
 
 CONTAINERS = (cst.Dict, cst.List, cst.Set, cst.DictComp, cst.ListComp, cst.SetComp)
+
+
+def _set_up_here(read: StateRead) -> bool:
+    """Every value the class binds ``self.<a>`` to is made there (a display, a call):
+    not an object the caller handed it, which the caller may go on changing. (Another
+    file changing it through the instance is ``state_changes``' to find.)"""
+    if read.cls is None:
+        return False
+    cls = ProjectClass(read.view, read.cls)
+    values = read.view.attribute_values(cls, read.name.split(".")[0])
+    return bool(values) and all(
+        isinstance(value, (*CONTAINERS, cst.Call, cst.Tuple, cst.SimpleString, cst.Integer))
+        or (isinstance(value, cst.Name) and env.local is None)
+        for value, env in values
+    )
 
 
 def _held_container(read: StateRead) -> bool:

@@ -23,7 +23,7 @@ from autosig.source.codes import code_kind, expand_codes, selected_codes
 from autosig.source.collect import collect
 from autosig.source.config import Config
 from autosig.source.dependencies import recording
-from autosig.source.files import SizeNotice, decode_source
+from autosig.source.files import SizeNotice, decode_source, mentions_function
 from autosig.source.sites import Finding
 
 
@@ -133,7 +133,7 @@ def check_tasks(
         check_one,
         [tasks[i] for i in todo],
         jobs=jobs,
-        cost=lambda task: len(task.data),
+        cost=_check_cost,
         label="autosig check",
         progress=progress,
     )
@@ -145,6 +145,17 @@ def check_tasks(
     if cache is not None:
         cache.save_digests()
     return outcomes  # type: ignore[return-value]
+
+
+PARSED_COST = 100
+"""How much more a byte of a file the prefilter passes costs than one it skips (parsed
+with libcst and analysed vs searched once: measured about 100x on tf-models-official)."""
+
+
+def _check_cost(task: FileTask) -> int:
+    """A file's expected work: its size, weighted by whether it will be parsed, so the
+    pool hands out the few parsed files first and one by one."""
+    return len(task.data) * (PARSED_COST if mentions_function(task.data) else 1)
 
 
 def require_runnable_rules(
