@@ -59,20 +59,22 @@ def traces(stdout: str) -> int:
     return json.loads(stdout.strip().splitlines()[-1].removeprefix("TRACES "))
 
 
-def test_the_paired_trace_keeps_results_and_reaches_one_trace(tmp_path: Path) -> None:
+def fixed_program(tmp_path: Path, program: str) -> tuple[Path, Path, str, str]:
+    """(original dir, fixed dir, the fixed prog.py, what fix said): profiled (10 calls,
+    10 traces) and fixed with the profile."""
     original, fixed = tmp_path / "original", tmp_path / "fixed"
     original.mkdir()
-    (original / "prog.py").write_text(PROGRAM)
+    (original / "prog.py").write_text(program)
     done = run(original, str(AUTOSIG), "profile", "--", sys.executable, "prog.py")
     assert done.returncode == 0, done.stderr[-3000:]
     assert traces(done.stdout) == 10
     shutil.copytree(original, fixed)
     said = fix(fixed, "prog.py", fixed / ".autosig" / "profile.json")
-    text = (fixed / "prog.py").read_text()
-    # `step_size` follows the image's dtype (the probe), and the call site shows a
-    # float32 image (`.astype("float32")` just before it): both numbers are tensors there
-    assert "smooth(img, tf.constant(steps), tf.constant(step_size, tf.float32))" in text, said
-    assert "smooth.get_concrete_function(" in text, said
+    return original, fixed, (fixed / "prog.py").read_text(), said
+
+
+def assert_one_trace_and_the_same_results(original: Path, fixed: Path) -> None:
+    """One trace on the profiled calls; the original's output on the unseen calls."""
     profiled = run(fixed, sys.executable, "prog.py")
     assert profiled.returncode == 0, profiled.stderr[-3000:]
     assert traces(profiled.stdout) == 1  # the seeding trace serves every profiled call
@@ -82,6 +84,15 @@ def test_the_paired_trace_keeps_results_and_reaches_one_trace(tmp_path: Path) ->
         outcome(run(fixed, sys.executable, "prog.py", "unseen"))[1].splitlines()[:-1]
         == (want[1].splitlines()[:-1])
     )
+
+
+def test_the_paired_trace_keeps_results_and_reaches_one_trace(tmp_path: Path) -> None:
+    original, fixed, text, said = fixed_program(tmp_path, PROGRAM)
+    # `step_size` follows the image's dtype (the probe), and the call site shows a
+    # float32 image (`.astype("float32")` just before it): both numbers are tensors there
+    assert "smooth(img, tf.constant(steps), tf.constant(step_size, tf.float32))" in text, said
+    assert "smooth.get_concrete_function(" in text, said
+    assert_one_trace_and_the_same_results(original, fixed)
 
 
 METHOD_PROGRAM = """\
@@ -139,25 +150,9 @@ def test_a_methods_seed_after_its_instance_keeps_results_and_reaches_one_trace(
     """The method's seed goes after ``smoother = Smoother(1.0)`` in its caller (not in
     ``__init__``: review5); the other instance, made where no call was recorded, and the
     calls the profile never saw trace as the original does."""
-    original, fixed = tmp_path / "original", tmp_path / "fixed"
-    original.mkdir()
-    (original / "prog.py").write_text(METHOD_PROGRAM)
-    done = run(original, str(AUTOSIG), "profile", "--", sys.executable, "prog.py")
-    assert done.returncode == 0, done.stderr[-3000:]
-    assert traces(done.stdout) == 10
-    shutil.copytree(original, fixed)
-    said = fix(fixed, "prog.py", fixed / ".autosig" / "profile.json")
-    text = (fixed / "prog.py").read_text()
+    original, fixed, text, said = fixed_program(tmp_path, METHOD_PROGRAM)
     assert "smoother(img, tf.constant(steps), tf.constant(step_size, tf.float32))" in text, said
     seeded = "    smoother = Smoother(1.0)\n    try:  # autosig: guarded relaxed trace"
     assert seeded in text and text.count("get_concrete_function(") == 1, said
     assert "    @tf.function\n" in text  # the method's own file: no reduce_retracing
-    profiled = run(fixed, sys.executable, "prog.py")
-    assert profiled.returncode == 0, profiled.stderr[-3000:]
-    assert traces(profiled.stdout) == 1  # the seeding trace serves every profiled call
-    want = outcome(run(original, sys.executable, "prog.py", "unseen"))
-    assert want[0] == 0 and "UNSEEN" in want[1]
-    assert (
-        outcome(run(fixed, sys.executable, "prog.py", "unseen"))[1].splitlines()[:-1]
-        == (want[1].splitlines()[:-1])
-    )
+    assert_one_trace_and_the_same_results(original, fixed)

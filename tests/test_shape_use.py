@@ -126,6 +126,12 @@ def test_autograph_off_makes_a_loop_over_a_tensor_a_read() -> None:
     assert [(r.param, r.dims) for r in found.reads["x"]] == [("x", frozenset({0}))]
 
 
+def draws_of(source: str) -> list[str]:
+    """The random draws found in the first tf.function of ``source``, sorted."""
+    wrapper, sites = discover_text(source, "m.py")
+    return sorted(d.code for d in shape_use(wrapper, sites[0].function, ["x"]).random_draws)
+
+
 def test_random_draws_that_depend_on_the_trace_count() -> None:
     source = TF + (
         "import random\nimport numpy as np\n@tf.function\ndef f(x):\n"
@@ -133,9 +139,7 @@ def test_random_draws_that_depend_on_the_trace_count() -> None:
         "    g = tf.random.Generator.from_seed(1)\n"
         "    return tf.nn.dropout(x, 0.5) + random.random() + np.random.rand() + g.normal([3])\n"
     )
-    wrapper, sites = discover_text(source, "m.py")
-    draws = shape_use(wrapper, sites[0].function, ["x"]).random_draws
-    assert sorted(d.code for d in draws) == [
+    assert draws_of(source) == [
         "np.random.rand()",
         "random.random()",
         "tf.nn.dropout(x, 0.5)",
@@ -351,9 +355,7 @@ def test_draws_from_a_generator_held_by_the_instance_or_the_module() -> None:
         "        shift = int(self.rng.integers(0, 3)) + RNG.randint(0, 2)\n"
         "        return tf.roll(x, shift, 0) + self.g.normal([3]) + self.items.count(1)\n"
     )
-    wrapper, sites = discover_text(source, "m.py")
-    draws = shape_use(wrapper, sites[0].function, ["x"]).random_draws
-    assert sorted(d.code for d in draws) == ["RNG.randint(0, 2)", "self.rng.integers(0, 3)"]
+    assert draws_of(source) == ["RNG.randint(0, 2)", "self.rng.integers(0, 3)"]
 
 
 def test_random_draws_in_helpers_called_without_tensors_are_found(tmp_path) -> None:  # noqa: ANN001
