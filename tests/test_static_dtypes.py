@@ -77,9 +77,35 @@ def test_dtypes_the_code_does_not_fix(body: str) -> None:
     assert dtype_at_call(body) is None
 
 
-def test_a_call_at_module_level_shows_no_dtype() -> None:
-    """Any function called between may rebind a module global: only locals are read."""
-    source = "import tensorflow as tf\nx = tf.zeros([2])\nstep(x)\n"
-    view = MetadataView(MetadataWrapper(cst.parse_module(source)))
-    (call,) = [n for n in iter_tree(view.module) if isinstance(n, cst.Call)][-1:]
-    assert argument_dtype(view, call, call.args[0].value) is None
+def module_dtype(source: str) -> str | None:
+    """The dtype of the first argument of the last call of ``step`` in a script."""
+    script = "import numpy as np\nimport tensorflow as tf\n" + source
+    view = MetadataView(MetadataWrapper(cst.parse_module(script)))
+    calls = [
+        n
+        for n in iter_tree(view.module)
+        if isinstance(n, cst.Call) and isinstance(n.func, cst.Name) and n.func.value == "step"
+    ]
+    return argument_dtype(view, calls[-1], calls[-1].args[0].value)
+
+
+@pytest.mark.parametrize(
+    "source, dtype",
+    [
+        # a script (review7): only builtins, TensorFlow and NumPy run between
+        ("x = tf.zeros([2])\nstep(x)\n", "float32"),
+        (
+            "for i in range(3):\n    x = tf.image.resize(base, (i, i)).numpy()\n"
+            "    n = round(0.5 * i, 2)\n    step(x, n)\n",
+            "float32",
+        ),
+        # a function of the program runs between: it may rebind the global
+        ("x = tf.zeros([2])\nrebind()\nstep(x)\n", None),
+        ("x = tf.zeros([2])\nstep(rebind(), x)\n", None),
+        ("x = tf.zeros([2])\ny = helper(x)\nstep(x)\n", None),
+        # a class body: not straight-line code of the script
+        ("class C:\n    x = tf.zeros([2])\n    y = step(x)\n", None),
+    ],
+)
+def test_a_call_at_module_level(source: str, dtype: str | None) -> None:
+    assert module_dtype(source) == dtype

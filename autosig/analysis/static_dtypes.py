@@ -100,11 +100,18 @@ def _assigned_before(view: MetadataView, call: cst.Call, name: str) -> cst.BaseE
     """The value last assigned to function-local ``name`` by a plain ``name = value``
     among the simple statements just before the call, in the same block (its own line's
     first): no branch, loop or other binding of ``name`` between, so every run of the
-    call follows that assignment. None otherwise: the call in a lambda or comprehension
-    (their own ``name``), at module level or with ``name`` declared global or nonlocal
-    (a function called between may rebind it)."""
+    call follows that assignment. At module level (a script: review7) the same, where
+    nothing between the assignment and the call calls anything but builtins, TensorFlow
+    or NumPy (a function of the program may rebind the global). None otherwise: the call
+    in a lambda, comprehension or class body, or with ``name`` declared global or
+    nonlocal (a function called between may rebind it)."""
     function = view.enclosing_function(call)
-    if not isinstance(function, cst.FunctionDef) or _declared(function, name):
+    module_level = function is None and not any(
+        isinstance(a, cst.ClassDef) for a in view.ancestors(call)
+    )
+    if not module_level and (
+        not isinstance(function, cst.FunctionDef) or _declared(function, name)
+    ):
         return None
     small: cst.CSTNode = call
     for ancestor in view.ancestors(call):
@@ -131,14 +138,53 @@ def _assigned_before(view: MetadataView, call: cst.Call, name: str) -> cst.BaseE
             before.append(None)  # a branch, loop, with or def may bind it
             break
         before.extend(reversed(previous.body))
+    if module_level and _calls_user_code(view, call.args[: _position(call, name)]):
+        return None
     for candidate in before:
         if candidate is None:
             return None
         found = _binding(candidate, name)
         if found is False:
+            if module_level and _calls_user_code(view, [candidate]):
+                return None
             continue
         return found if isinstance(found, cst.BaseExpression) else None
     return None
+
+
+LIBRARIES = ("builtins.", "tensorflow.", "numpy.")
+
+
+def _calls_user_code(view: MetadataView, nodes: list) -> bool:
+    """Some call among ``nodes`` may run the program's own code (anything but a builtin,
+    TensorFlow or NumPy: a function that may rebind a global with ``global``)."""
+    for node in nodes:
+        for inner in iter_tree(node):
+            if isinstance(inner, cst.Call):
+                names = view.qualified_names(inner.func)
+                if not names or not all(n.startswith(LIBRARIES) for n in names):
+                    if not _method_of_library_value(view, inner):
+                        return True
+    return False
+
+
+def _method_of_library_value(view: MetadataView, call: cst.Call) -> bool:
+    """``x.numpy()``, ``base.astype(...)``: a method of a value a library call made
+    (``tf.image.resize(...).numpy()``), which runs no code of the program."""
+    func = call.func
+    return (
+        isinstance(func, cst.Attribute)
+        and isinstance(func.value, cst.Call)
+        and all(n.startswith(LIBRARIES) for n in view.qualified_names(func.value.func) or {"?"})
+    )
+
+
+def _position(call: cst.Call, name: str) -> int:
+    """Index of the first argument that is ``name`` itself (all of them if none)."""
+    for index, arg in enumerate(call.args):
+        if isinstance(arg.value, cst.Name) and arg.value.value == name:
+            return index
+    return len(call.args)
 
 
 SCOPES = (cst.Lambda, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
