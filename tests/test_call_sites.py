@@ -552,7 +552,7 @@ def main(mod, images):
 """
 
 
-def method_plan(**entry: Any) -> Plan:
+def method_plan(*sites: CallSite, **entry: Any) -> Plan:
     from autosig.infer.guarded_trace import INSTANCES_WHERE
     from autosig.infer.plan import GuardedTrace, ParamPlan
     from autosig.infer.specs import TensorSpecNode
@@ -562,7 +562,7 @@ def method_plan(**entry: Any) -> Plan:
         ParamPlan("image", TensorSpecNode((None, None, 3), "float32"), ""),
         ParamPlan("step_size", TensorSpecNode((), "float32"), ""),
     )
-    sites = (CallSite("d.py", 8, 4, col=17, scope="main", scope_line=4, positional=2),)
+    sites = sites or (CallSite("d.py", 8, 4, col=17, scope="main", scope_line=4, positional=2),)
     guarded = GuardedTrace("why", INSTANCES_WHERE, ("image", "step_size"), at_instances=True)
     return Plan(
         [
@@ -602,7 +602,7 @@ def test_no_seed_where_the_instance_is_configured_before_the_call() -> None:
     text = CALLER.replace("    total = 0.0\n", "    smooth.strength = 2\n")
     result = fixed(text, method_plan(), path="d.py")
     assert "get_concrete_function" not in result.new_text
-    assert any("line 6 uses `smooth` before the call" in line for line in result.left)
+    assert any("line 6 uses `smooth` otherwise than calling" in line for line in result.left), result.left
 
 
 def test_a_profile_recorded_with_the_seed_in_the_file_finds_its_calls() -> None:
@@ -614,3 +614,20 @@ def test_a_profile_recorded_with_the_seed_in_the_file_finds_its_calls() -> None:
     sites = (CallSite("d.py", line, 1, col=19, scope="main", scope_line=4, positional=3),)
     result = fixed(text, plan(*sites, path="d.py"), path="d.py")
     assert "explain(m, images, tf.constant(3, tf.int32))" in result.new_text, result.left
+
+
+def test_a_programs_try_around_a_seed_moves_no_line() -> None:
+    """review8 blocks: only the seed's own ``try`` counts, not the program's around it."""
+    text = CALLER.replace(
+        "    smooth = mod.Smoother(3)\n    total = 0.0\n    for n, image in enumerate(images):\n"
+        "        total += smooth(image, 0.1 * n)  # the recorded call\n",
+        "    try:\n        smooth = mod.Smoother(3)\n        total = 0.0\n"
+        "        for n, image in enumerate(images):\n"
+        "            total += smooth(image, 0.1 * n)  # the recorded call\n"
+        "    except ValueError:\n        raise\n",
+    )
+    site = CallSite("d.py", 9, 4, col=21, scope="main", scope_line=4, positional=2)
+    first = fixed(text, method_plan(site), path="d.py")
+    assert "        try:  # autosig: guarded relaxed trace" in first.new_text, first.left
+    again = fixed(first.new_text, method_plan(site), path="d.py")
+    assert not again.changed and not again.applied, again.left

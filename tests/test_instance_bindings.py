@@ -32,14 +32,20 @@ def binding_of(source: str, method: str = "__call__") -> InstanceBinding | str:
 VALID = [
     # golden 23: made in main(), other work in between, called in a loop
     (
+        "import tensorflow as tf\n"
         "def main(mod, rng):\n"
         "    dream = mod.Dream(model(1))\n"
         "    base = rng.uniform(size=(4, 4, 3))\n"
         "    for call in range(3):\n"
-        "        img = resize(base, call)\n"
-        "        loss, img = dream(img, 2, 0.1)  # <-\n",
+        "        img = tf.image.resize(base, (call, call)).numpy()\n"
+        "        loss, img = dream(img, 2, 0.1)  # <-\n"
+        "        report(loss, img)\n"
+        "    print(dream.__call__.experimental_get_tracing_count())\n"
+        "def report(loss, img):\n"
+        "    shown = [float(loss), img.shape]\n"
+        "    print(*shown)\n",
         "__call__",
-        2,
+        3,
     ),
     # module-level script, the class by its own name
     ("dream = Dream()\nx = 1\ndream(x, 3)  # <-\n", "__call__", 1),
@@ -75,7 +81,10 @@ INVALID = [
         "line 3 uses `dream`",
     ),
     # passed on before the call: anything may happen to it
-    ("def f():\n    dream = Dream()\n    setup(dream)\n    dream(1)  # <-\n", "line 3 uses"),
+    (
+        "def f():\n    dream = Dream()\n    setup(dream)\n    dream(1)  # <-\n",
+        "line 3 calls `setup`",
+    ),
     # used earlier in the call's own statement
     (
         "def f(xs):\n    dream = Dream()\n    for x in xs:\n        dream.reset()\n"
@@ -127,6 +136,28 @@ INVALID = [
         "reads the parameter `channels`",
     ),
     ("def f(x):\n    dream = Dream(lambda v: v)\n    dream(x)  # <-\n", "a lambda"),
+    # review8 kloop: a handed object changed later in the loop, after the first call
+    (
+        "def f(xs):\n    features = feature_model(1)\n    dream = Dream(features)\n"
+        "    for i, x in enumerate(xs):\n        dream(x)  # <-\n"
+        "        if i == 1:\n            features.layers[-1].activation = None\n",
+        "line 7 uses `features`",
+    ),
+    # review8 gsoften: a helper of the file changes it through a module global
+    (
+        "FEATURES = make()\ndef soften():\n    FEATURES.layers[-1].activation = None\n"
+        "def f(x):\n    dream = Dream(FEATURES)\n    soften()\n    dream(x)  # <-\n",
+        "line 6 calls `soften`",
+    ),
+    # the instance handed on after the call
+    (
+        "def f(x):\n    dream = Dream()\n    dream(x)  # <-\n    keep(dream)\n",
+        "line 4 calls `keep`",
+    ),
+    (
+        "def f(x, y):\n    dream = Dream()\n    dream(x)  # <-\n    y.d = dream\n",
+        "otherwise than calling",
+    ),
     # two statements on the binding's line
     ("def f():\n    dream = Dream(); dream.x = 1\n    dream(1)  # <-\n", "shares its line"),
 ]

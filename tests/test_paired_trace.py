@@ -108,6 +108,17 @@ def test_a_method_is_seeded_where_its_caller_makes_the_instance() -> None:
             Plan([plan]), fixed, lambda e, t=texts: unpassed_tensors(e, t)
         ).functions
         assert alone.action == "reduce_retracing" and why in alone.reasons[-1]
+        assert alone.safety == "safe"
+    # review8: the caller changes what the trace reads after the call: neither the seed
+    # nor the call-site tensors alone (fewer traces keep the old state) is safe
+    changed = driver("    smooth = mod.Smoother(kernel)\n")
+    text = changed["pkg/driver.py"].replace(
+        "import tensorflow as tf\n", "import tensorflow as tf; kernel = make()\n"
+    )
+    changed["pkg/driver.py"] = text + "    kernel.assign(raw)\n"
+    (left,) = settle_pairs(Plan([plan]), fixed, lambda e: unpassed_tensors(e, changed)).functions
+    assert left.action == "reduce_retracing" and left.safety == "unsafe", left.reasons
+    assert any("line 6 calls `kernel.assign`" in w for w in left.warnings), left.warnings
 
 
 def test_a_number_that_may_follow_the_tensors_dtype_gets_no_pair() -> None:

@@ -34,9 +34,14 @@ from dataclasses import dataclass
 import libcst as cst
 from libcst.metadata import FunctionScope, GlobalScope, ImportAssignment, ScopeProvider
 
+from autosig.analysis.tf_apis import library_call
 from autosig.source.metadata import MetadataView, iter_tree
 
 SEED_METHOD = "get_concrete_function"
+MAY_CHANGE = "what the method's trace reads may change between its calls"
+"""Ends the refusals that show the caller changing what the trace reads: any fix that
+traces less is then unsafe, not only the seed (review8: the call-site tensors alone
+stopped the retraces that picked the change up)."""
 LAMBDA = "<lambda>"
 """Stands for a lambda or comprehension among the constructor's arguments (its free
 names are not followed: refused)."""
@@ -79,7 +84,6 @@ def instance_binding(
     handed = _argument_names(view, statement, scope)
     if isinstance(handed, str):
         return f"`{name}`: {handed}"
-    watched = {name} | handed
     block = view.parent(statement)
     body = list(getattr(block, "body", ()))
     holding = _statement_in(view, call, block)
@@ -89,22 +93,129 @@ def instance_binding(
     if start >= end:
         return f"`{name}` is bound after the call"
     seeded = _is_seed(body[start + 1], name, method) if start + 1 < end else False
-    between = body[start + 1 + int(seeded) : end]
-    for node in between:
-        used = _mentioned(node, watched)
-        if used is not None:
-            line = view.position(node)[0]
-            return f"line {line} uses `{used}` before the call: its state there is not known"
-    call_at = view.position(holder)
-    earlier = [
-        n
-        for n in iter_tree(holding)
-        if isinstance(n, cst.Name) and n.value in watched and view.position(n) < call_at
-    ]
-    if earlier:
-        line, used = view.position(earlier[0])[0], earlier[0].value
-        return f"line {line} uses `{used}` before the call: its state there is not known"
+    skip = body[start + 1] if seeded else None
+    changed = _touched_after(view, statement, skip, scope, name, method, handed)
+    if changed is not None:
+        return f"{changed}: {MAY_CHANGE}"
     return InstanceBinding(name, statement, view.line_span(statement)[-1], seeded)
+
+
+def _touched_after(
+    view: MetadataView,
+    statement: cst.CSTNode,
+    seed: cst.CSTNode | None,
+    scope: object,
+    name: str,
+    method: str,
+    handed: set[str],
+) -> str | None:
+    """What, after the binding (the rest of its function or script, loops included:
+    review8 changed a layer later in the loop body, after the first call), may change
+    the state the seeded trace read, or None: a name handed to the constructor used
+    again; the instance used otherwise than calling the method (``dream.__call__...``
+    for introspection); a call that may run the program's own code and reach them (a
+    helper changing a module global: review8), unless it is a function of this file that
+    changes no attribute, item or global and calls nothing else that may."""
+    function = view.enclosing_function(statement)
+    root = function if isinstance(function, cst.FunctionDef) else view.module
+    after = view.line_span(statement)[-1]
+    for node in iter_tree(root):
+        if seed is not None and view.is_within(node, seed):
+            continue
+        if not isinstance(node, (cst.Name, cst.Call)) or view.position(node)[0] <= after:
+            continue
+        line = view.position(node)[0]
+        if isinstance(node, cst.Name):
+            if node.value in handed:
+                return f"line {line} uses `{node.value}`, handed to the constructor"
+            if node.value == name and not _through_method(view, node, method):
+                return f"line {line} uses `{name}` otherwise than calling `{method}`"
+        elif not _harmless_call(view, node, scope, name, 0):
+            return f"line {line} calls `{_short(node.func)}`, which may run the program's code"
+    return None
+
+
+def _through_method(view: MetadataView, node: cst.Name, method: str) -> bool:
+    """``dream(...)`` (``__call__``), ``dream.m(...)`` or ``dream.m.<attribute>...``."""
+    parent = view.parent(node)
+    if isinstance(parent, cst.Call) and parent.func is node:
+        return method == "__call__"
+    return (
+        isinstance(parent, cst.Attribute) and parent.value is node and parent.attr.value == method
+    )
+
+
+def _harmless_call(
+    view: MetadataView, call: cst.Call, scope: object, name: str, depth: int
+) -> bool:
+    """``call`` cannot change the state the seed traced: a library's (builtins, the
+    standard library, TensorFlow, NumPy, Keras), a call through the instance, a method of
+    a value the scope made itself, or a harmless function of this file."""
+    if library_call(view, call):
+        return True
+    func = call.func
+    root = func
+    while isinstance(root, cst.Attribute):
+        root = root.value
+    if isinstance(root, cst.Name) and root.value == name:
+        return True  # the method itself (or the instance's): what the seed traced
+    if isinstance(func, cst.Attribute) and isinstance(root, cst.Name):
+        return _local(scope, root.value)
+    if isinstance(func, cst.Name):
+        definition = _function_def(view, func)
+        return definition is not None and _harmless_function(view, definition, depth + 1)
+    return False
+
+
+def _harmless_function(view: MetadataView, function: cst.FunctionDef, depth: int) -> bool:
+    """A function of this file that stores no attribute or item, declares no global and
+    calls only harmless things (two levels deep)."""
+    if depth > 2:
+        return False
+    scope = view.get_metadata(ScopeProvider, function.body)
+    for node in iter_tree(function.body):
+        if isinstance(node, (cst.Global, cst.Nonlocal, cst.Del)):
+            return False
+        if isinstance(node, cst.AssignTarget) and not _plain_target(node.target):
+            return False
+        if isinstance(node, (cst.AugAssign, cst.AnnAssign)) and not _plain_target(node.target):
+            return False
+        if isinstance(node, cst.Call) and not _harmless_call(view, node, scope, "", depth):
+            return False
+    return True
+
+
+def _plain_target(target: cst.BaseExpression) -> bool:
+    """Names only (``a = ...``, ``a, b = ...``): no attribute or item stored."""
+    if isinstance(target, cst.Name):
+        return True
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return all(_plain_target(e.value) for e in target.elements)
+    return False
+
+
+def _local(scope: object, name: str) -> bool:
+    """``name`` is bound in ``scope`` itself, not by an import (a value it made)."""
+    assignments = getattr(scope, "assignments", None)
+    if assignments is None:
+        return False
+    found = list(assignments[name])
+    return bool(found) and not any(isinstance(a, ImportAssignment) for a in found)
+
+
+def _function_def(view: MetadataView, name: cst.Name) -> cst.FunctionDef | None:
+    scope = view.get_metadata(ScopeProvider, name)
+    if scope is None:
+        return None
+    found = list(scope[name.value])
+    if len(found) == 1 and isinstance(found[0].node, cst.FunctionDef):
+        return found[0].node
+    return None
+
+
+def _short(node: cst.CSTNode) -> str:
+    text = _code(node)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def _argument_names(

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from autosig.analysis.tf_apis import Slot, slot_argument
+from autosig.analysis.tf_apis import Slot, library_call, slot_argument
 from autosig.source.metadata import MetadataView, iter_tree
 
 DTYPES = frozenset(
@@ -101,8 +101,8 @@ def _assigned_before(view: MetadataView, call: cst.Call, name: str) -> cst.BaseE
     among the simple statements just before the call, in the same block (its own line's
     first): no branch, loop or other binding of ``name`` between, so every run of the
     call follows that assignment. At module level (a script: review7) the same, where
-    nothing between the assignment and the call calls anything but builtins, TensorFlow
-    or NumPy (a function of the program may rebind the global). None otherwise: the call
+    nothing between the assignment and the call calls anything but a library (a function
+    of the program may rebind the global). None otherwise: the call
     in a lambda, comprehension or class body, or with ``name`` declared global or
     nonlocal (a function called between may rebind it)."""
     function = view.enclosing_function(call)
@@ -152,30 +152,13 @@ def _assigned_before(view: MetadataView, call: cst.Call, name: str) -> cst.BaseE
     return None
 
 
-LIBRARIES = ("builtins.", "tensorflow.", "numpy.")
-
-
 def _calls_user_code(view: MetadataView, nodes: list) -> bool:
-    """Some call among ``nodes`` may run the program's own code (anything but a builtin,
-    TensorFlow or NumPy: a function that may rebind a global with ``global``)."""
-    for node in nodes:
-        for inner in iter_tree(node):
-            if isinstance(inner, cst.Call):
-                names = view.qualified_names(inner.func)
-                if not names or not all(n.startswith(LIBRARIES) for n in names):
-                    if not _method_of_library_value(view, inner):
-                        return True
-    return False
-
-
-def _method_of_library_value(view: MetadataView, call: cst.Call) -> bool:
-    """``x.numpy()``, ``base.astype(...)``: a method of a value a library call made
-    (``tf.image.resize(...).numpy()``), which runs no code of the program."""
-    func = call.func
-    return (
-        isinstance(func, cst.Attribute)
-        and isinstance(func.value, cst.Call)
-        and all(n.startswith(LIBRARIES) for n in view.qualified_names(func.value.func) or {"?"})
+    """Some call among ``nodes`` may run the program's own code (not a library's:
+    ``tf_apis.library_call``), which may rebind a global with ``global``."""
+    return any(
+        isinstance(inner, cst.Call) and not library_call(view, inner)
+        for node in nodes
+        for inner in iter_tree(node)
     )
 
 

@@ -11,11 +11,14 @@ against TensorFlow itself in ``tests/test_analysis_tf.py``.
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 if TYPE_CHECKING:  # static commands that parse nothing never import libcst
     import libcst as cst
+
+    from autosig.source.metadata import MetadataView
 
 # -- dtypes ------------------------------------------------------------------------------
 
@@ -396,3 +399,25 @@ def normalised_api(name: str) -> str:
     if name.startswith("keras.ops.numpy.") or name.startswith("keras.ops.core."):
         name = "keras.ops." + name.split(".", 3)[3]
     return name
+
+
+LIBRARY_ROOTS = frozenset(sys.stdlib_module_names) | {"builtins", "tensorflow", "numpy", "keras"}
+"""Top-level modules whose functions run no code of the program (the standard library,
+TensorFlow, NumPy, Keras)."""
+
+
+def library_call(view: MetadataView, call: cst.Call) -> bool:
+    """``call`` is a library's: every name its function resolves to is in
+    ``LIBRARY_ROOTS`` (``round``, ``json.dumps``, ``tf.image.resize``), or it is a method
+    of a value a library call made (``tf.image.resize(...).numpy()``)."""
+    import libcst as cst  # here: a static run that parses nothing never imports it
+
+    names = view.qualified_names(call.func)
+    if names and all(n.split(".", 1)[0] in LIBRARY_ROOTS for n in names):
+        return True
+    func = call.func
+    return (
+        isinstance(func, cst.Attribute)
+        and isinstance(func.value, cst.Call)
+        and library_call(view, func.value)
+    )

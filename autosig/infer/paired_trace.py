@@ -30,6 +30,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Collection
 
+from autosig.analysis.instance_bindings import MAY_CHANGE
 from autosig.infer.action import Decision
 from autosig.infer.dimensions import ShapeDecision
 from autosig.infer.findings import function_findings
@@ -149,13 +150,14 @@ def settle_pairs(
                 if problem is not None:
                     why = f"no guarded relaxed trace with the call sites' tensors: {problem}"
             if why is not None:
+                changes = MAY_CHANGE in why  # the caller changes what the trace reads
                 entry = dataclasses.replace(
                     entry,
                     action=unpaired.action,
                     params=unpaired.params,
                     reasons=(*unpaired.reasons, why),
-                    safety=unpaired.safety,
-                    warnings=unpaired.warnings,
+                    safety="unsafe" if changes else unpaired.safety,
+                    warnings=(*unpaired.warnings, why) if changes else unpaired.warnings,
                     guarded=None,
                     unpaired=None,
                 )

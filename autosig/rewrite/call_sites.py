@@ -283,11 +283,20 @@ def _expected_line(ctx: RuleContext, site: CallSite) -> tuple[int, cst.CSTNode] 
     return site.line - site.scope_line + start, function
 
 
+def _is_seed_statement(node: cst.CSTNode) -> bool:
+    """``node`` is a seed autosig wrote (``try:  # autosig: guarded relaxed trace``), not
+    a ``try`` of the program's that holds one (review8)."""
+    if not isinstance(node, cst.Try) or not isinstance(node.body, cst.IndentedBlock):
+        return False
+    comment = node.body.header.comment
+    return comment is not None and MARK in comment.value
+
+
 def _after_seeds(ctx: RuleContext, scope: cst.CSTNode, line: int) -> int:
     """``line`` moved down by the instance seeds an earlier run wrote above it in
     ``scope`` (``instance_seeds``), for a profile recorded before them."""
     for seed in sorted(
-        (n for n in _walk(scope) if isinstance(n, cst.Try) and MARK in ctx.code(n)),
+        (n for n in _walk(scope) if _is_seed_statement(n)),
         key=lambda n: ctx.position(n)[0],
     ):
         span = ctx.line_span(seed)
