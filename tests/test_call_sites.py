@@ -602,7 +602,9 @@ def test_no_seed_where_the_instance_is_configured_before_the_call() -> None:
     text = CALLER.replace("    total = 0.0\n", "    smooth.strength = 2\n")
     result = fixed(text, method_plan(), path="d.py")
     assert "get_concrete_function" not in result.new_text
-    assert any("line 6 uses `smooth` otherwise than calling" in line for line in result.left), result.left
+    assert any("line 6 uses `smooth` otherwise than calling" in line for line in result.left), (
+        result.left
+    )
 
 
 def test_a_profile_recorded_with_the_seed_in_the_file_finds_its_calls() -> None:

@@ -96,7 +96,7 @@ def instance_binding(
     skip = body[start + 1] if seeded else None
     changed = _touched_after(view, statement, skip, scope, name, method, handed)
     if changed is not None:
-        return f"{changed}: {MAY_CHANGE}"
+        return changed
     return InstanceBinding(name, statement, view.line_span(statement)[-1], seeded)
 
 
@@ -127,12 +127,28 @@ def _touched_after(
         line = view.position(node)[0]
         if isinstance(node, cst.Name):
             if node.value in handed:
-                return f"line {line} uses `{node.value}`, handed to the constructor"
+                return f"line {line} uses `{node.value}`, handed to the constructor: {MAY_CHANGE}"
             if node.value == name and not _through_method(view, node, method):
-                return f"line {line} uses `{name}` otherwise than calling `{method}`"
+                return f"line {line} uses `{name}` otherwise than calling `{method}`: {MAY_CHANGE}"
+        elif _root_name(node.func) in handed:
+            used = _root_name(node.func)
+            return f"line {line} uses `{used}`, handed to the constructor: {MAY_CHANGE}"
         elif not _harmless_call(view, node, scope, name, 0):
-            return f"line {line} calls `{_short(node.func)}`, which may run the program's code"
+            own = isinstance(node.func, cst.Name) and _function_def(view, node.func) is not None
+            if own:  # a function of this file that stores attributes, items or globals
+                return f"line {line} calls `{_short(node.func)}`, which changes state: {MAY_CHANGE}"
+            return (
+                f"line {line} calls `{_short(node.func)}`, code this analysis does not "
+                "follow, before a later call: a seed there may trace state it changes"
+            )
     return None
+
+
+def _root_name(node: cst.BaseExpression) -> str | None:
+    """``a`` for ``a.b[0].c``; None when the chain starts elsewhere."""
+    while isinstance(node, (cst.Attribute, cst.Subscript)):
+        node = node.value
+    return node.value if isinstance(node, cst.Name) else None
 
 
 def _through_method(view: MetadataView, node: cst.Name, method: str) -> bool:
@@ -155,12 +171,12 @@ def _harmless_call(
         return True
     func = call.func
     root = func
-    while isinstance(root, cst.Attribute):
+    while isinstance(root, (cst.Attribute, cst.Subscript)):
         root = root.value
     if isinstance(root, cst.Name) and root.value == name:
         return True  # the method itself (or the instance's): what the seed traced
     if isinstance(func, cst.Attribute) and isinstance(root, cst.Name):
-        return _local(scope, root.value)
+        return _local(scope, root.value)  # ``base[:5].astype(...)``: a value it made
     if isinstance(func, cst.Name):
         definition = _function_def(view, func)
         return definition is not None and _harmless_function(view, definition, depth + 1)
