@@ -114,7 +114,7 @@ class Smoother(tf.Module):
         return tf.reduce_mean(image * image)
 
 
-def run(rng):
+def run(rng, calls_unseen):
     smoother = Smoother(1.0)
     first = rng.normal(size=(1, 4, 4, 1)).astype("float32")
     for call in range(10):
@@ -122,25 +122,19 @@ def run(rng):
         steps = 1 + call % 3
         step_size = 0.01 * (1 + call % 4)
         print(f"{float(smoother(img, steps, step_size)):.6f}")
-    return smoother, first
+    if calls_unseen:
+        other = Smoother(0.5)  # another instance, made where no call was recorded
+        print("UNSEEN", float(other(first, 2, 0.5)))
+        for size, steps, step_size in ((5, 2, 0.5), (31, 4, 1), (3, 1, 0.25)):
+            img = rng.normal(size=(1, size, size, 1))  # float64, another call site
+            print("UNSEEN", float(smoother(img, steps, step_size)))
+            print("UNSEEN", float(smoother(img.astype("float32"), steps, step_size)))
+            print("UNSEEN", float(other(img.astype("float32"), steps, step_size)))
+            print("UNSEEN", float(other(img[0], steps, step_size)))  # another rank
+    print("TRACES " + json.dumps(smoother.__call__.experimental_get_tracing_count()))
 
 
-def unseen(rng, smoother, first):
-    other = Smoother(0.5)  # another instance, made where no call was recorded
-    print("UNSEEN", float(other(first, 2, 0.5)))
-    for size, steps, step_size in ((5, 2, 0.5), (31, 4, 1), (3, 1, 0.25)):
-        img = rng.normal(size=(1, size, size, 1))  # float64, another call site
-        print("UNSEEN", float(smoother(img, steps, step_size)))
-        print("UNSEEN", float(smoother(img.astype("float32"), steps, step_size)))
-        print("UNSEEN", float(other(img.astype("float32"), steps, step_size)))
-        print("UNSEEN", float(other(img[0], steps, step_size)))  # another rank
-
-
-rng = np.random.default_rng(0)
-smoother, first = run(rng)
-if "unseen" in sys.argv:
-    unseen(rng, smoother, first)
-print("TRACES " + json.dumps(smoother.__call__.experimental_get_tracing_count()))
+run(np.random.default_rng(0), "unseen" in sys.argv)
 """
 
 

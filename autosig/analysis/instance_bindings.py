@@ -135,7 +135,7 @@ def _touched_after(
             return f"line {line} uses `{used}`, handed to the constructor: {MAY_CHANGE}"
         elif not _harmless_call(view, node, scope, name, 0):
             own = isinstance(node.func, cst.Name) and _function_def(view, node.func) is not None
-            if own:  # a function of this file that stores attributes, items or globals
+            if own:  # a function (or class) of this file that stores attributes, items or globals
                 return f"line {line} calls `{_short(node.func)}`, which changes state: {MAY_CHANGE}"
             return (
                 f"line {line} calls `{_short(node.func)}`, code this analysis does not "
@@ -170,43 +170,75 @@ def _harmless_call(
     if library_call(view, call):
         return True
     func = call.func
+    if isinstance(func, cst.Call) and library_call(view, func):
+        return True  # ``tf.keras.layers.Dense(4)(x)``: an object a library call made
     root = func
-    while isinstance(root, (cst.Attribute, cst.Subscript)):
-        root = root.value
+    while isinstance(root, (cst.Attribute, cst.Subscript, cst.Call)):
+        root = root.func if isinstance(root, cst.Call) else root.value
     if isinstance(root, cst.Name) and root.value == name:
         return True  # the method itself (or the instance's): what the seed traced
     if isinstance(func, cst.Attribute) and isinstance(root, cst.Name):
-        return _local(scope, root.value)  # ``base[:5].astype(...)``: a value it made
+        return _local(scope, root.value)  # ``base[:5].astype()``, ``rng.normal().astype()``
     if isinstance(func, cst.Name):
         definition = _function_def(view, func)
-        return definition is not None and _harmless_function(view, definition, depth + 1)
+        if isinstance(definition, cst.FunctionDef):
+            return _harmless_function(view, definition, depth + 1)
+        if isinstance(definition, cst.ClassDef):
+            init = _own_init(definition)  # a new instance: what its __init__ does
+            return init is None or _harmless_function(view, init, depth + 1, own=True)
+        return _made_here(view, scope, func.value)  # ``other(...)``: an object it made
     return False
 
 
-def _harmless_function(view: MetadataView, function: cst.FunctionDef, depth: int) -> bool:
+def _own_init(cls: cst.ClassDef) -> cst.FunctionDef | None:
+    for statement in getattr(cls.body, "body", ()):
+        if isinstance(statement, cst.FunctionDef) and statement.name.value == "__init__":
+            return statement
+    return None
+
+
+def _made_here(view: MetadataView, scope: object, name: str) -> bool:
+    """``name`` is bound in ``scope`` only to objects a call made there (``other =
+    Smoother(0.5)``), not to a function of the program under another name."""
+    if not _local(scope, name):
+        return False
+    values = [_assigned_value(view, a.node) for a in scope.assignments[name]]  # type: ignore[attr-defined]
+    return all(isinstance(v, cst.Call) for v in values)
+
+
+def _harmless_function(
+    view: MetadataView, function: cst.FunctionDef, depth: int, own: bool = False
+) -> bool:
     """A function of this file that stores no attribute or item, declares no global and
-    calls only harmless things (two levels deep)."""
+    calls only harmless things (two levels deep); ``own``: an ``__init__``, which may set
+    its new instance's attributes (``self.x = ...``)."""
     if depth > 2:
         return False
     scope = view.get_metadata(ScopeProvider, function.body)
+    first = function.params.params[0].name.value if own and function.params.params else None
     for node in iter_tree(function.body):
         if isinstance(node, (cst.Global, cst.Nonlocal, cst.Del)):
             return False
-        if isinstance(node, cst.AssignTarget) and not _plain_target(node.target):
+        if isinstance(node, cst.AssignTarget) and not _plain_target(node.target, first):
             return False
-        if isinstance(node, (cst.AugAssign, cst.AnnAssign)) and not _plain_target(node.target):
+        if isinstance(node, (cst.AugAssign, cst.AnnAssign)) and not _plain_target(
+            node.target, first
+        ):
             return False
         if isinstance(node, cst.Call) and not _harmless_call(view, node, scope, "", depth):
             return False
     return True
 
 
-def _plain_target(target: cst.BaseExpression) -> bool:
-    """Names only (``a = ...``, ``a, b = ...``): no attribute or item stored."""
+def _plain_target(target: cst.BaseExpression, own: str | None = None) -> bool:
+    """Names only (``a = ...``, ``a, b = ...``), or ``<own>.x`` (a new instance's own
+    attribute): no other attribute or item stored."""
     if isinstance(target, cst.Name):
         return True
+    if isinstance(target, cst.Attribute) and own is not None:
+        return isinstance(target.value, cst.Name) and target.value.value == own
     if isinstance(target, (cst.Tuple, cst.List)):
-        return all(_plain_target(e.value) for e in target.elements)
+        return all(_plain_target(e.value, own) for e in target.elements)
     return False
 
 
@@ -219,12 +251,13 @@ def _local(scope: object, name: str) -> bool:
     return bool(found) and not any(isinstance(a, ImportAssignment) for a in found)
 
 
-def _function_def(view: MetadataView, name: cst.Name) -> cst.FunctionDef | None:
+def _function_def(view: MetadataView, name: cst.Name) -> cst.FunctionDef | cst.ClassDef | None:
+    """The def or class of this file ``name`` is bound to (once), else None."""
     scope = view.get_metadata(ScopeProvider, name)
     if scope is None:
         return None
     found = list(scope[name.value])
-    if len(found) == 1 and isinstance(found[0].node, cst.FunctionDef):
+    if len(found) == 1 and isinstance(found[0].node, (cst.FunctionDef, cst.ClassDef)):
         return found[0].node
     return None
 
