@@ -58,6 +58,18 @@ VALID = [
         "__call__",
         4,
     ),
+    # after the call: a second instance of the class, a library-made layer called, a
+    # method of a value the function made, a helper of the file that only reads
+    (
+        "import tensorflow as tf\n"
+        "class Dream:\n    def __init__(self, m=None):\n        self.m = m\n"
+        "def show(x):\n    print(float(x))\n"
+        "def f(x, rng):\n    dream = Dream()\n    dream(x)  # <-\n"
+        "    other = Dream(2)\n    other(x)\n    y = tf.keras.layers.Dense(2)(x)\n"
+        "    z = rng.normal(size=3).astype('float32')\n    show(y)\n",
+        "__call__",
+        8,
+    ),
     # made inside a loop, called in the same body
     (
         "def f(xs):\n    for x in xs:\n        dream = Dream()\n        dream(x)  # <-\n",
@@ -157,6 +169,13 @@ INVALID = [
     (
         "def f(x, y):\n    dream = Dream()\n    dream(x)  # <-\n    y.d = dream\n",
         "otherwise than calling",
+    ),
+    # a second instance whose __init__ changes another object
+    (
+        "REG = []\nclass Dream:\n    def __init__(self):\n        REG.append(self)\n"
+        "        REG[0].x = 1\n"
+        "def f(x):\n    dream = Dream()\n    dream(x)  # <-\n    other = Dream()\n",
+        "line 9 calls `Dream`, which changes state",
     ),
     # two statements on the binding's line
     ("def f():\n    dream = Dream(); dream.x = 1\n    dream(1)  # <-\n", "shares its line"),
