@@ -200,3 +200,14 @@ def test_a_seed_written_by_an_earlier_run_is_recognised() -> None:
     )
     found = binding_of(source)
     assert isinstance(found, InstanceBinding) and found.seeded, found
+
+
+def test_modules_handed_to_the_constructor_are_not_watched() -> None:
+    """``Dream(tf.constant(0.5))`` hands over no state of ``tf``: a later ``tf.`` call
+    (the call site's own ``tf.constant``) is no change."""
+    source = (
+        "import tensorflow as tf\ndef f(x, n):\n    dream = Dream(tf.constant(0.5))\n"
+        "    dream(x, tf.constant(n))  # <-\n"
+    )
+    found = binding_of(source)
+    assert isinstance(found, InstanceBinding), found

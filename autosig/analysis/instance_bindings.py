@@ -18,11 +18,16 @@ the user's code), for the call at a recorded call site:
   an unbuilt model the seed would build for the profiled shapes), followed through the
   local names they read (``features = feature_model(1)``);
 - the binding statement and the statement holding the call are in one block, the binding
-  first, and neither the name nor any name the constructor's arguments read appears
-  between them (nor earlier in the call's statement): no configuration of the instance
-  or of the objects handed to it (review7: ``options["clip"] = 0.05``,
-  ``features.layers[-1].activation = ...`` after the binding), no aliasing, no other
-  call first.
+  first;
+- after the binding, in the rest of its function or script (loops included: review8
+  changed a layer later in the loop body, after the first call), no name the
+  constructor's arguments read is used again (review7: ``options["clip"] = 0.05``,
+  ``features.layers[-1].activation = ...``), the instance is used only to call the
+  method (or read ``dream.__call__...``), and nothing calls the program's code but
+  functions of this file that store no attribute, item or global (review8: a helper
+  changing a model through a module global), new instances of a class of this file
+  whose ``__init__`` sets only its own attributes, and objects the scope made.
+  ``MAY_CHANGE`` ends the refusals that show a change: the fallback is unsafe too.
 
 A seed already written right after the binding (an earlier run) is recognised.
 """
@@ -32,7 +37,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import libcst as cst
-from libcst.metadata import FunctionScope, GlobalScope, ImportAssignment, ScopeProvider
+from libcst.metadata import (
+    BuiltinAssignment,
+    FunctionScope,
+    GlobalScope,
+    ImportAssignment,
+    ScopeProvider,
+)
 
 from autosig.analysis.tf_apis import library_call
 from autosig.source.metadata import MetadataView, iter_tree
@@ -281,25 +292,26 @@ def _argument_names(
         else set()
     )
     out: set[str] = set()
+    seen: set[str] = set()
     todo = [arg.value for arg in assign.value.args]
     while todo:
         for name in _value_names(todo.pop()):
-            if name in out:
+            if name in seen:
                 continue
-            out.add(name)
+            seen.add(name)
             if name == LAMBDA:
                 return "its constructor's arguments hold a lambda or comprehension"
             if name in parameters:
-                return f"its constructor reads the parameter `{name}`: another call may make another kind of instance"
+                return (
+                    f"its constructor reads the parameter `{name}`: another call may make "
+                    "another kind of instance"
+                )
+            if _module_def_or_import(scope, name):
+                continue  # `np`, `tf`, a def or class: no state handed over
+            out.add(name)
             assignments = list(scope.assignments[name]) if hasattr(scope, "assignments") else []
             if not assignments:
-                continue  # a global, builtin or import of the module: the same every run
-            if any(
-                isinstance(a, ImportAssignment)
-                or isinstance(a.node, (cst.FunctionDef, cst.ClassDef))
-                for a in assignments
-            ):
-                continue  # an import, def or class: the same object every run
+                continue  # a global of the module: watched, its value not followed
             if len(assignments) != 1:
                 return f"its constructor reads `{name}`, bound more than once"
             value = _assigned_value(view, assignments[0].node)
@@ -307,6 +319,19 @@ def _argument_names(
                 return f"its constructor reads `{name}`, not bound by a plain assignment"
             todo.append(value)
     return out
+
+
+def _module_def_or_import(scope: object, name: str) -> bool:
+    """``name`` (seen from ``scope``) is only an import, a builtin, a def or a class."""
+    try:
+        visible = list(scope[name])  # type: ignore[index]
+    except (KeyError, TypeError):
+        return False
+    return bool(visible) and all(
+        isinstance(a, (ImportAssignment, BuiltinAssignment))
+        or isinstance(getattr(a, "node", None), (cst.FunctionDef, cst.ClassDef))
+        for a in visible
+    )
 
 
 def _all_params(params: cst.Parameters) -> list[cst.Param]:
