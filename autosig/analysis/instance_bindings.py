@@ -45,6 +45,7 @@ from libcst.metadata import (
     ScopeProvider,
 )
 
+from autosig.analysis.python_values import short_code
 from autosig.analysis.tf_apis import library_call
 from autosig.source.metadata import MetadataView, iter_tree
 
@@ -147,9 +148,9 @@ def _touched_after(
         elif not _harmless_call(view, node, scope, name, 0):
             own = isinstance(node.func, cst.Name) and _function_def(view, node.func) is not None
             if own:  # a function (or class) of this file that stores attributes, items or globals
-                return f"line {line} calls `{_short(node.func)}`, which changes state: {MAY_CHANGE}"
+                return f"line {line} calls `{short_code(node.func, 40)}`, which changes state: {MAY_CHANGE}"
             return (
-                f"line {line} calls `{_short(node.func)}`, code this analysis does not "
+                f"line {line} calls `{short_code(node.func, 40)}`, code this analysis does not "
                 "follow, before a later call: a seed there may trace state it changes"
             )
     return None
@@ -273,11 +274,6 @@ def _function_def(view: MetadataView, name: cst.Name) -> cst.FunctionDef | cst.C
     return None
 
 
-def _short(node: cst.CSTNode) -> str:
-    text = _code(node)
-    return text if len(text) <= 40 else text[:37] + "..."
-
-
 def _argument_names(
     view: MetadataView, statement: cst.SimpleStatementLine, scope: object
 ) -> set[str] | str:
@@ -371,13 +367,6 @@ def _assigned_value(view: MetadataView, node: cst.CSTNode) -> cst.BaseExpression
     assign = view.parent(target) if isinstance(target, cst.AssignTarget) else None
     if isinstance(assign, cst.Assign) and len(assign.targets) == 1 and target.target is node:
         return assign.value
-    return None
-
-
-def _mentioned(node: cst.CSTNode, names: set[str]) -> str | None:
-    for inner in iter_tree(node):
-        if isinstance(inner, cst.Name) and inner.value in names:
-            return inner.value
     return None
 
 

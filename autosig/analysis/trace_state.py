@@ -176,7 +176,11 @@ def settings_reads(reads: list[StateRead]) -> list[StateRead]:
         parts = read.name.split(".")
         if parts[-1] in OBJECT_ATTRIBUTES:
             continue
-        if len(parts) > 1 or (read.item and not _set_up_here(read)) or _held_container(read):
+        if len(parts) > 1:
+            out.append(read)
+            continue
+        values = _bound_values(read)
+        if (read.item and not _set_up_here(values)) or _held_container(values):
             out.append(read)
     return out
 
@@ -193,14 +197,18 @@ def settings_reason(reads: list[StateRead]) -> str | None:
 CONTAINERS = (cst.Dict, cst.List, cst.Set, cst.DictComp, cst.ListComp, cst.SetComp)
 
 
-def _set_up_here(read: StateRead) -> bool:
+def _bound_values(read: StateRead) -> list[tuple[cst.BaseExpression, Env]]:
+    """What the class binds ``self.<a>`` (the read's first attribute) to, and where."""
+    if read.cls is None:
+        return []
+    cls = ProjectClass(read.view, read.cls)
+    return read.view.attribute_values(cls, read.name.split(".")[0])
+
+
+def _set_up_here(values: list[tuple[cst.BaseExpression, Env]]) -> bool:
     """Every value the class binds ``self.<a>`` to is made there (a display, a call):
     not an object the caller handed it, which the caller may go on changing. (Another
     file changing it through the instance is ``state_changes``' to find.)"""
-    if read.cls is None:
-        return False
-    cls = ProjectClass(read.view, read.cls)
-    values = read.view.attribute_values(cls, read.name.split(".")[0])
     return bool(values) and all(
         isinstance(value, (*CONTAINERS, cst.Call, cst.Tuple, cst.SimpleString, cst.Integer))
         or (isinstance(value, cst.Name) and env.local is None)
@@ -208,13 +216,9 @@ def _set_up_here(read: StateRead) -> bool:
     )
 
 
-def _held_container(read: StateRead) -> bool:
+def _held_container(values: list[tuple[cst.BaseExpression, Env]]) -> bool:
     """``self.<a>`` bound in the class to a module-level dict, list or set display."""
-    if read.cls is None:
-        return False
-    cls = ProjectClass(read.view, read.cls)
-    name = read.name.split(".")[0]
-    for value, env in read.view.attribute_values(cls, name):
+    for value, env in values:
         target = _global_of(value, env)
         if target is None:
             continue

@@ -327,6 +327,12 @@ class FunctionPlan:
     it would be one trace more: ``paired_trace.settle_pairs`` falls back to this."""
 
     @property
+    def seeded_at_instances(self) -> bool:
+        """A method whose guarded trace is seeded in its callers' files
+        (``GuardedTrace.at_instances``), not in its own."""
+        return self.guarded is not None and self.guarded.at_instances
+
+    @property
     def signature_specs(self) -> list[SpecNode]:
         return [p.spec for p in self.params if p.spec is not None]
 

@@ -25,7 +25,7 @@ from autosig.analysis.static_dtypes import argument_dtype
 from autosig.infer.guarded_trace_placement import MARK
 from autosig.infer.plan import ArgumentPosition, FunctionPlan, TensorizedParam
 from autosig.profile.format import CallSite
-from autosig.rewrite.instance_seeds import InstanceSeed, instance_seeds, seeded_at_instances
+from autosig.rewrite.instance_seeds import InstanceSeed, instance_seeds
 from autosig.rules.context import RuleContext
 from autosig.rules.violation import ImportNeeded
 from autosig.source.metadata import PositionProvider
@@ -111,7 +111,7 @@ def call_site_edits(ctx: RuleContext, entries: Sequence[FunctionPlan], path: str
             out.outcomes.append(outcome)
     _drop_conflicts(out)
     for entry in entries:
-        if seeded_at_instances(entry):
+        if entry.seeded_at_instances:
             calls = [
                 (o.line, o.call)
                 for o in out.outcomes

@@ -88,7 +88,7 @@ class GuardedTraceFix(PlanFix):
     ) -> SiteFix | None:
         if entry.action != self.code or site.function is None:
             return None
-        if entry.guarded is not None and entry.guarded.at_instances:
+        if entry.seeded_at_instances:
             return None  # the callers' files get it (``instance_seeds``)
         if site.site.qualname in options.untouched:
             return None
@@ -147,11 +147,12 @@ class GuardedTraceFix(PlanFix):
     def account(self, outcome: Outcome) -> Account | None:
         if outcome.entry.action != self.code:
             return None
-        guarded = outcome.entry.guarded
-        if guarded is not None and guarded.at_instances:
+        if outcome.entry.seeded_at_instances:
+            assert outcome.entry.guarded is not None
             return Account(
                 (
-                    f"{outcome.name}: its guarded relaxed trace is seeded {guarded.where}; "
+                    f"{outcome.name}: its guarded relaxed trace is seeded "
+                    f"{outcome.entry.guarded.where}; "
                     "the call sites pass its Python numbers as tensors",
                 )
             )

@@ -52,11 +52,6 @@ class InstanceSeed:
         return f"line {self.line}: seeds `{self.target}` with a guarded relaxed trace"
 
 
-def seeded_at_instances(entry: FunctionPlan) -> bool:
-    """``entry`` is a method whose seed goes in its callers' files."""
-    return entry.guarded is not None and entry.guarded.at_instances
-
-
 def method_parts(qualname: str) -> tuple[str, str]:
     """``("DeepDream", "__call__")`` for ``DeepDream.__call__``."""
     parts = qualname.split(".")
