@@ -150,3 +150,49 @@ def test_a_methods_seed_after_its_instance_keeps_results_and_reaches_one_trace(
     assert seeded in text and text.count("get_concrete_function(") == 1, said
     assert "    @tf.function\n" in text  # the method's own file: no reduce_retracing
     assert_one_trace_and_the_same_results(original, fixed)
+
+
+SCRIPT_PROGRAM = """\
+import json
+import sys
+import numpy as np
+import tensorflow as tf
+
+
+class Smoother(tf.Module):
+    def __init__(self, strength):
+        super().__init__()
+        self.strength = strength
+
+    @tf.function
+    def __call__(self, image, steps, step_size):
+        for _ in tf.range(steps):
+            image = image + step_size * (tf.roll(image, 1, axis=1) - image) * self.strength
+        return tf.reduce_mean(image * image)
+
+
+rng = np.random.default_rng(0)
+smoother = Smoother(1.0)
+for call in range(10):
+    img = rng.normal(size=(1, 6 + call, 8 + call % 3, 1)).astype("float32")
+    steps = 1 + call % 3
+    step_size = 0.01 * (1 + call % 4)
+    print(f"{float(smoother(img, steps, step_size)):.6f}")
+if "unseen" in sys.argv:
+    for size, steps, step_size in ((5, 2, 0.5), (31, 4, 1), (3, 1, 0.25)):
+        img = rng.normal(size=(1, size, size, 1))
+        print("UNSEEN", float(smoother(img, steps, step_size)))
+        print("UNSEEN", float(smoother(img.astype("float32"), steps, step_size)))
+print("TRACES " + json.dumps(smoother.__call__.experimental_get_tracing_count()))
+"""
+
+
+def test_a_scripts_method_is_seeded_after_its_module_level_instance(tmp_path: Path) -> None:
+    """A script (module-level code, review7): the image's dtype shows at the call
+    (``.astype("float32")`` just before it, only library code between), so the numbers
+    are tensors there and the seed follows ``smoother = Smoother(1.0)``."""
+    original, fixed, text, said = fixed_program(tmp_path, SCRIPT_PROGRAM)
+    assert "smoother(img, tf.constant(steps), tf.constant(step_size, tf.float32))" in text, said
+    seeded = "smoother = Smoother(1.0)\ntry:  # autosig: guarded relaxed trace"
+    assert seeded in text and text.count("get_concrete_function(") == 1, said
+    assert_one_trace_and_the_same_results(original, fixed)
