@@ -450,6 +450,9 @@ def run_case(case: Case, root: Path, counter: TraceCounter) -> dict[str, Any]:
             sys.modules.pop(name, None)
     finally:
         os.chdir(previous)
+    keep = os.environ.get("CONTRACT_KEEP")  # a folder: keep each profiled original there
+    if keep:
+        shutil.copytree(original, Path(keep) / case.name, dirs_exist_ok=True)
     shutil.copytree(original, fixed)
     exit_code, summary = fix_with_cli(fixed)
     texts = {name: (fixed / name).read_text() for name in case.files}
