@@ -23,7 +23,7 @@ from autosig.source.codes import code_kind, expand_codes, selected_codes
 from autosig.source.collect import collect
 from autosig.source.config import Config
 from autosig.source.dependencies import recording
-from autosig.source.files import SizeNotice, decode_source, mentions_function
+from autosig.source.files import SizeNotice, decode_source
 from autosig.source.sites import Finding
 
 
@@ -147,15 +147,11 @@ def check_tasks(
     return outcomes  # type: ignore[return-value]
 
 
-PARSED_COST = 100
-"""How much more a byte of a file the prefilter passes costs than one it skips (parsed
-with libcst and analysed vs searched once: measured about 100x on tf-models-official)."""
-
-
 def _check_cost(task: FileTask) -> int:
-    """A file's expected work: its size, weighted by whether it will be parsed, so the
-    pool hands out the few parsed files first and one by one."""
-    return len(task.data) * (PARSED_COST if mentions_function(task.data) else 1)
+    """A file's expected work: its size (every task passed the text prefilter when it
+    was collected, so each will be parsed), so the pool hands out the largest first and
+    one by one."""
+    return len(task.data)
 
 
 def require_runnable_rules(
