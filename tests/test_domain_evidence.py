@@ -324,8 +324,9 @@ def result(name: str, spec: Any) -> ParamResult:
     calls = [{name: tensor(2)}]
     rec = record("", calls)
     from autosig.infer.observations import InferOptions, analyze_param
+    from autosig.profile.value_tree import walk_calls
 
-    r = analyze_param(rec, rec.params[0], InferOptions())
+    r = analyze_param(rec, rec.params[0], walk_calls(rec)[name], InferOptions())
     r.spec = spec
     return r
 

@@ -28,6 +28,7 @@ from autosig.infer.specs import (
     shape_supertype,
 )
 from autosig.profile.format import CallSignature, FunctionRecord
+from autosig.profile.value_tree import align
 
 pytestmark = pytest.mark.tf
 
@@ -107,7 +108,8 @@ def _planned(a: SpecNode, b: SpecNode) -> SpecNode | None:
 
     ``relax="none"``: no shape policy on top, so what is left is the supertype rule.
     """
-    leaf = infer_leaf([(_recorded(a), 1), (_recorded(b), 1)], "`x`", "none", nested=False)
+    place = align([(_recorded(a), 1), (_recorded(b), 1)])
+    leaf = infer_leaf(place, "`x`", "none", nested=False)
     assert (leaf.spec is None) == (leaf.blocker is not None)
     return leaf.spec
 

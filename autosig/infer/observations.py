@@ -60,7 +60,6 @@ from autosig.infer.specs import (
     varying_dimensions,
     varying_text,
 )
-from autosig.profile.describe_distributed import distributed_params
 from autosig.profile.format import (
     MAX_PYTHON_VALUES,
     TENSOR_KINDS,
@@ -68,7 +67,7 @@ from autosig.profile.format import (
     ParamInfo,
     Value,
 )
-from autosig.profile.value_tree import children, is_container, leaves, step
+from autosig.profile.value_tree import Place, Recorded, walk_calls
 from autosig.text import plural
 
 if TYPE_CHECKING:
@@ -172,8 +171,10 @@ def mixed_kinds_leaf(observations: Sequence[Observation], where: str, variety: i
     )
 
 
-def infer_leaf(observations: Sequence[Observation], where: str, relax: str, nested: bool) -> Leaf:
-    """What ``observations`` of one argument allow; ``where`` names it in messages."""
+def infer_leaf(place: Place, where: str, relax: str, nested: bool) -> Leaf:
+    """What one argument, as every call recorded it (``place``), allows; ``where`` names
+    it in messages."""
+    observations = place.seen
     kinds = {v.get("kind") for v, _ in observations}
     total = sum(c for _, c in observations)
     if "variable" in kinds:
@@ -205,7 +206,7 @@ def infer_leaf(observations: Sequence[Observation], where: str, relax: str, nest
             evidence=["namedtuple"],
         )
     if kinds <= {"tuple", "list", "dict"} and len(kinds) == 1:
-        return _container_leaf(observations, where, relax, kinds.pop())
+        return _container_leaf(place, where, relax, kinds.pop())
     if "python" in kinds and kinds <= {"python", "tensor", "numpy"}:
         if nested:
             return nested_python_leaf(observations, where)
@@ -213,7 +214,8 @@ def infer_leaf(observations: Sequence[Observation], where: str, relax: str, nest
     return mixed_kinds_leaf(observations, where, len(kinds))
 
 
-def _container_leaf(observations: Sequence[Observation], where: str, relax: str, kind: str) -> Leaf:
+def _container_leaf(place: Place, where: str, relax: str, kind: str) -> Leaf:
+    observations = place.seen
     layouts: Counter[str] = Counter()
     for value, calls in observations:
         items = value.get("items")
@@ -223,7 +225,11 @@ def _container_leaf(observations: Sequence[Observation], where: str, relax: str,
             layouts["keys " + ", ".join(sorted(items or {}))] += calls
         else:
             layouts[plural(len(items or ()), "item")] += calls
-    if len(layouts) > 1 or any(label.startswith("more than") for label in layouts):
+    if (
+        place.items is None
+        or len(layouts) > 1
+        or any(label.startswith("more than") for label in layouts)
+    ):
         listing = "; ".join(f"{label} ({plural(n, 'call')})" for label, n in layouts.most_common())
         return Leaf(
             blocker=f"{where} is a {kind} whose structure varies or is too long to describe: {listing}",
@@ -231,13 +237,10 @@ def _container_leaf(observations: Sequence[Observation], where: str, relax: str,
             cause=f"{where} changes structure",
             variety=len(layouts),
         )
-    value = observations[0][0]  # every call has its layout (same keys or length)
-    keys = [key for key, _ in children(value)]
-    named = [(key, where + step(value, key)) for key in (sorted(keys) if kind == "dict" else keys)]
-    parts: list[tuple[Any, Leaf]] = []
-    for key, name in named:
-        sub = [(v["items"][key], c) for v, c in observations]
-        parts.append((key, infer_leaf(sub, name, relax, nested=True)))
+    parts = [
+        (key, infer_leaf(item, where + step, relax, nested=True))
+        for step, key, item in place.items  # every call has its layout (same keys or length)
+    ]
     leaf = Leaf(variety=1)
     for _, part in parts:
         leaf.findings.extend(part.findings)
@@ -643,9 +646,12 @@ class ParamResult:
     """What the probes showed about this Python number's spec (for the plan's reasons)."""
 
 
-def analyze_param(record: FunctionRecord, info: ParamInfo, options: InferOptions) -> ParamResult:
-    """What the recorded calls say about parameter ``info`` of ``record``."""
-    obs = _observations(record, info.name)
+def analyze_param(
+    record: FunctionRecord, info: ParamInfo, recorded: Recorded | None, options: InferOptions
+) -> ParamResult:
+    """What the recorded calls say about parameter ``info`` of ``record`` (``recorded``:
+    its values, ``value_tree.walk_calls``; None: no call signature has it)."""
+    obs = recorded.seen if recorded is not None else []
     path = record.path or ""
     where = f"`{info.name}`"
     if info.kind in ("VAR_POSITIONAL", "VAR_KEYWORD"):
@@ -665,7 +671,7 @@ def analyze_param(record: FunctionRecord, info: ParamInfo, options: InferOptions
     relax = options.relax_for(path, record.qualname, info.name)
     if record.signatures_dropped:
         relax = "all"  # calls we did not see may have other sizes in any dimension
-    leaf = infer_leaf([(v, c) for v, c, _ in obs], where, relax, nested=False) if obs else Leaf()
+    leaf = infer_leaf(recorded.place, where, relax, nested=False) if recorded else Leaf()
     all_default = bool(obs) and all(_is_default(info, v, p) for v, _, p in obs)
     needed = not all_default
     evidence = "; ".join(leaf.evidence) or "no calls recorded"
@@ -696,15 +702,6 @@ def analyze_param(record: FunctionRecord, info: ParamInfo, options: InferOptions
     elif leaf.spec is not None:
         result.spec = leaf.spec
     return result
-
-
-def _observations(record: FunctionRecord, name: str) -> list[tuple[Value, int, str]]:
-    """(value, calls, how it was passed) of parameter ``name`` in each call signature."""
-    out = []
-    for sig in record.signatures:
-        if name in sig.args:
-            out.append((sig.args[name], sig.calls, sig.passed.get(name, "positional")))
-    return out
 
 
 def _is_default(info: ParamInfo, value: Value, passed: str) -> bool:
@@ -796,40 +793,49 @@ class Observed:
 
 
 def observe(record: FunctionRecord, options: InferOptions) -> Observed:
-    """The observation stage: each parameter's ``ParamResult`` and the function's facts."""
+    """The observation stage: each parameter's ``ParamResult`` and the function's facts,
+    from one walk over the recorded values (``value_tree.walk_calls``)."""
     once, ints = traced_once(record), python_ints_only(record)
-    results = [analyze_param(record, info, options) for info in record.params]
+    walked = walk_calls(record)
+    results = [
+        analyze_param(record, info, walked.get(info.name), options) for info in record.params
+    ]
     cause = main_cause(results)
-    shapes = tensor_shapes(record)
-    containers = frozenset(
-        name
-        for name in shapes
-        if all(is_container(s.args[name]) for s in record.signatures if name in s.args)
-    )
+    shapes = shapes_seen(walked)
+    containers = frozenset(name for name in shapes if walked[name].always_container)
     float64 = frozenset()
     if not record.editable:  # NumPy float64 arrays anywhere in a parameter's values
         float64 = frozenset(
             name
-            for sig in record.signatures
-            for name, value in sig.args.items()
-            for _, leaf in leaves(value)
-            if leaf.get("kind") == "numpy" and leaf.get("dtype") == "float64"
+            for name, recorded in walked.items()
+            for leaf in recorded.leaves
+            if not leaf.in_replica
+            and leaf.value.get("kind") == "numpy"
+            and leaf.value.get("dtype") == "float64"
         )
-    distributed = distributed_params(record)
+    distributed = [
+        info.name for info in record.params if info.name in walked and walked[info.name].distributed
+    ]
     return Observed(results, once, ints, shapes, containers, distributed, float64, cause)
 
 
-def tensor_shapes(record: FunctionRecord) -> dict[str, dict[str, set[Any]]]:
-    """Parameter -> place inside it -> the shapes seen there, over every call signature."""
+def shapes_seen(walked: dict[str, Recorded]) -> dict[str, dict[str, set[Any]]]:
+    """Parameter -> place inside it -> the shapes seen there, over every call signature
+    (``walked``: ``value_tree.walk_calls``)."""
     out: dict[str, dict[str, set[Any]]] = {}
-    for signature in record.signatures:
-        for name, value in signature.args.items():
-            for path, leaf in leaves(value, replicas=True):
-                if leaf.get("kind") in TENSOR_KINDS:
-                    shape = leaf.get("shape")
-                    shape = None if shape is None else tuple(shape)
-                    out.setdefault(name, {}).setdefault(path, set()).add(shape)
+    for name, recorded in walked.items():
+        for leaf in recorded.leaves:
+            if leaf.value.get("kind") in TENSOR_KINDS:
+                shape = leaf.value.get("shape")
+                shape = None if shape is None else tuple(shape)
+                out.setdefault(name, {}).setdefault(leaf.path, set()).add(shape)
     return out
+
+
+def tensor_shapes(record: FunctionRecord) -> dict[str, dict[str, set[Any]]]:
+    """``shapes_seen`` of ``record``'s values, for a stage without the ``Observed`` facts
+    (which hold them as ``shapes``)."""
+    return shapes_seen(walk_calls(record))
 
 
 def main_cause(results: list[ParamResult]) -> str | None:

@@ -5,9 +5,9 @@ available, the function still there, unchanged since profiling, not already sign
 library code (not editable) gets advice from its observations instead. Then each
 stage takes what the one before it made and narrows the same ``ParamResult`` list:
 
-1. ``observations.observe``: what the profile shows, read from the record once
-   (``Observed``: each parameter's ``ParamResult``, traced once?, Python ints, the
-   tensor shapes seen, the distributed parameters);
+1. ``observations.observe``: what the profile shows, read from the record once, for
+   every function before the checks (``Observed``: each parameter's ``ParamResult``,
+   traced once?, Python ints, the tensor shapes seen, the distributed parameters);
 2. ``python_params``: which Python numbers may become scalar tensors (the Python-value
    analysis, ``analysis/python_values.py``);
 3. ``dimensions``: which dimensions a signature may leave free or must pin (the
@@ -73,8 +73,8 @@ def _plan(
 ) -> tuple[FunctionPlan, list[int]]:
     """The checks and the stages: the plan, and the lines where a suppression comment
     for the function counts (none when it is not found)."""
+    observed = observe(record, options)  # the first stage, read once whatever comes next
     if not record.editable:  # library code: advice from the observations alone
-        observed = observe(record, options)
         entry = library_plan(record, observed)
         found = None
         if source is not None:  # a library file among the sources: its comments count too
@@ -111,7 +111,6 @@ def _plan(
     if site.site.has_input_signature:
         return FunctionPlan(action="none", reasons=(SIGNED_REASON,), **base), lines
 
-    observed = observe(record, options)
     results, once = observed.results, observed.once
     if record.calls <= 1 or once is not None:
         reason = "called once; nothing to fix" if record.calls <= 1 else str(once)

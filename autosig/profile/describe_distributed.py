@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from autosig.profile.format import FunctionRecord, Value
-from autosig.profile.value_tree import children, replicas_of
+from autosig.profile.value_tree import walk_calls
 
 Describer = Any
 """``autosig.profile.describe.Describer`` (which imports this module: not imported back)."""
@@ -54,21 +54,10 @@ def distributed_value(describer: Describer, token: tuple[Any, ...]) -> Value:
     return out
 
 
-def is_distributed(value: Value) -> bool:
-    """A PerReplica (or a tuple/list/dict of them): one element of a distributed dataset."""
-    if replicas_of(value) is not None:
-        return True
-    items = children(value) if value.get("kind") in ("tuple", "list", "dict") else []
-    if not items or "length" in value:
-        return False
-    return all(isinstance(i, dict) and is_distributed(i) for _, i in items)
-
-
 def distributed_params(record: FunctionRecord) -> list[str]:
-    """Parameters that received only distributed values in every recorded call."""
-    out = []
-    for info in record.params:
-        values = [s.args[info.name] for s in record.signatures if info.name in s.args]
-        if values and all(is_distributed(v) for v in values):
-            out.append(info.name)
-    return out
+    """Parameters that received only distributed values (``value_tree.is_distributed``)
+    in every recorded call."""
+    walked = walk_calls(record)
+    return [
+        info.name for info in record.params if info.name in walked and walked[info.name].distributed
+    ]
