@@ -5,7 +5,18 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from autosig.profile.value_tree import children, count_leaves, leaves, map_leaves, step
+from autosig.profile.format import CallSignature, FunctionRecord, ParamInfo
+from autosig.profile.value_tree import (
+    align,
+    children,
+    count_leaves,
+    is_distributed,
+    leaves,
+    map_leaves,
+    nodes,
+    step,
+    walk_calls,
+)
 
 T = {"kind": "tensor", "shape": [2], "dtype": "float32"}
 P = {"kind": "python", "type": "int", "value": 3}
@@ -39,6 +50,66 @@ def test_children_step_and_map() -> None:
     doubled = map_leaves(NESTED, lambda leaf: {**leaf, "seen": True})
     assert [leaf["seen"] for _, leaf in leaves(doubled)] == [True] * 4
     assert doubled["items"]["a"]["kind"] == "list" and "seen" not in doubled
+
+
+def test_nodes_containers_before_their_items() -> None:
+    assert [path for path, _ in nodes(NESTED, "x")] == [
+        "x",
+        "x['a']",
+        "x['a'][0]",
+        "x['a'][1]",
+        "x['a'][1].x",
+        "x['a'][1].y",
+        "x['b']",
+    ]
+    assert list(nodes(REPLICAS)) == [("", REPLICAS)]  # replicas are not entered
+
+
+def test_distributed_values() -> None:
+    assert is_distributed(REPLICAS)
+    assert is_distributed({"kind": "dict", "items": {"a": REPLICAS, "b": REPLICAS}})
+    assert not is_distributed({"kind": "tuple", "items": [REPLICAS, T]})
+    assert not is_distributed({"kind": "tuple", "items": []})
+    assert not is_distributed({"kind": "tuple", "items": [REPLICAS], "length": 40})
+    assert not is_distributed({**POINT, "items": [REPLICAS, REPLICAS]})
+    assert not is_distributed(T)
+
+
+def test_align_items_only_where_every_call_has_the_layout() -> None:
+    a = {"kind": "dict", "items": {"b": P, "a": T}}
+    b = {"kind": "dict", "items": {"a": T, "b": T}}
+    place = align([(a, 2), (b, 3)])
+    assert place.items is not None
+    assert [(s, k) for s, k, _ in place.items] == [("['a']", "a"), ("['b']", "b")]
+    assert place.items[1][2].seen == [(P, 2), (T, 3)] and place.items[1][2].items is None
+    longer = {"kind": "dict", "items": {"a": T, "b": T, "c": T}}
+    assert align([(a, 1), (longer, 1)]).items is None
+    assert (
+        align([({"kind": "list", "items": [T]}, 1), ({"kind": "tuple", "items": [T]}, 1)]).items
+        is None
+    )
+    assert align([({"kind": "list", "items": [T], "length": 50}, 1)]).items is None
+    assert align([(T, 1)]).items is None
+
+
+def test_walk_calls_reads_each_parameter_once() -> None:
+    signatures = [
+        CallSignature({"x": NESTED, "d": REPLICAS}, {"x": "positional"}, calls=2),
+        CallSignature({"x": NESTED}, {"x": "keyword"}, calls=1),
+    ]
+    params = [ParamInfo("x", "POSITIONAL_OR_KEYWORD"), ParamInfo("d", "POSITIONAL_OR_KEYWORD")]
+    record = FunctionRecord("m.py", "m.f", 1, None, True, params, signatures=signatures)
+    walked = walk_calls(record)
+    assert list(walked) == ["x", "d"]
+    x, d = walked["x"], walked["d"]
+    assert [(c, p) for _, c, p in x.seen] == [(2, "positional"), (1, "keyword")]
+    assert x.always_container and not x.distributed
+    assert [leaf.path for leaf in x.leaves] == ["['a'][0]", "['a'][1].x", "['a'][1].y", "['b']"] * 2
+    assert d.distributed and not d.always_container
+    assert [(leaf.path, leaf.in_replica) for leaf in d.leaves] == [
+        ("(replica 0)", True),
+        ("(replica 1)", True),
+    ]
 
 
 OTHER_FORMATS = {
