@@ -152,7 +152,7 @@ class RecordedLeaf:
     """A leaf of one call signature's value of a parameter."""
 
     path: str
-    value: Any
+    value: Value
     in_replica: bool
     """Inside one replica of a tf.distribute value (``leaves(..., replicas=True)``)."""
 
