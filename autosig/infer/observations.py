@@ -8,10 +8,11 @@ profile's data is read here; the function's code is judged later (``planner``).
 
 One module, because it is one recursion: ``infer_leaf`` dispatches an argument on its
 kind to the tensor, Python-value, object and structure inferers, the structure inferer
-calls ``infer_leaf`` on each item (the items every call recorded, aligned by the one walk
-over the record's values, ``value_tree.walk_calls``), and all of them fill the same ``Leaf`` record and
-word their evidence the same way. Split, those parts imported each other in a circle of
-small files; together they read top-down in the order the data flows:
+calls ``infer_leaf`` on each item (the items every call recorded, aligned by the one
+walk over the record's values, ``value_tree.walk_calls``), and all of them fill the same
+``Leaf`` record and word their evidence the same way. Split, those parts imported each
+other in a circle of small files; together they read top-down in the order the data
+flows:
 
 - reading value descriptions (``Observation``, ``kinds_summary``);
 - the ``Leaf`` record and the dispatch on an argument's kind (``infer_leaf``);
