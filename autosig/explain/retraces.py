@@ -49,7 +49,7 @@ from autosig.profile.format import (
     TraceEvent,
     Value,
 )
-from autosig.profile.value_tree import count_leaves, step
+from autosig.profile.value_tree import children, count_leaves, step
 from autosig.text import plural
 
 KIND_NAMES = {
@@ -251,7 +251,7 @@ def diff_values(path: str, a: Value, b: Value) -> list[Change]:
             ]
         return []
     if ka in ("tuple", "list", "namedtuple"):
-        ia, ib = a.get("items", []), b.get("items", [])
+        ia, ib = children(a), children(b)
         la, lb = a.get("length", len(ia)), b.get("length", len(ib))
         if ka == "namedtuple" and a.get("type") != b.get("type"):
             return [Change(path, "type", f"{path}: {a.get('type')} -> {b.get('type')}")]
@@ -260,11 +260,11 @@ def diff_values(path: str, a: Value, b: Value) -> list[Change]:
                 Change(path, "structure", f"{path}: {ka} of {la} -> {lb} items", weight=_w(a, b))
             ]
         out = []
-        for i, (x, y) in enumerate(zip(ia, ib, strict=False)):
+        for (i, x), (_, y) in zip(ia, ib, strict=False):
             out.extend(diff_values(path + step(b, i), x, y))
         return out
     if ka == "dict":
-        ia, ib = a.get("items", {}), b.get("items", {})
+        ia, ib = dict(children(a)), dict(children(b))
         added = [k for k in ib if k not in ia]
         removed = [k for k in ia if k not in ib]
         if added or removed:
