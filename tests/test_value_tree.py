@@ -152,3 +152,24 @@ def _is_items(node: ast.AST) -> bool:
             and node.args[0].value == "items"
         )
     return False
+
+
+def test_explain_diffs_nested_structures_item_by_item() -> None:
+    """``explain``'s differ walks structures through ``children``: paths, order, wording."""
+    from autosig.explain.retraces import diff_values
+
+    t3 = {**T, "shape": [3]}
+    point = {**POINT, "items": [t3, P]}
+    a = {"kind": "dict", "items": {"a": {"kind": "list", "items": [T, POINT]}, "b": P}}
+    b = {"kind": "dict", "items": {"a": {"kind": "list", "items": [t3, point]}, "b": P}}
+    assert [(c.param, c.what) for c in diff_values("x", a, b)] == [
+        ("x['a'][0]", "shape"),
+        ("x['a'][1].x", "shape"),
+    ]
+    longer = {"kind": "list", "items": [T, T, T]}
+    assert [c.text for c in diff_values("y", {"kind": "list", "items": [T]}, longer)] == [
+        "y: list of 1 -> 3 items"
+    ]
+    more_keys = {"kind": "dict", "items": {"a": T, "c": T}}
+    changes = diff_values("z", {"kind": "dict", "items": {"a": T, "b": T}}, more_keys)
+    assert [c.text for c in changes] == ["z: keys added 'c'; keys removed 'b'"]
