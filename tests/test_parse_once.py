@@ -1,7 +1,8 @@
 """``plan_fixes`` parses each file once per version (issue 23).
 
 Inference, the ``optimizer.build`` planning and the suppression comments all read the
-same parse of a file: counted here by wrapping ``libcst.parse_module``.
+same parse of a file: counted here by wrapping ``libcst.parse_module``; the comments
+are read once per version for all the file's functions.
 """
 
 from __future__ import annotations
@@ -67,7 +68,32 @@ def test_plan_fixes_parses_each_file_once(parses: Counter[str]) -> None:
     assert [e.qualname for e in plan.functions] == ["train_step", "other", "third"]
     assert plan.functions[0].build_first is not None  # the build planning read the file
     assert plan.functions[1].reasons[0].startswith("suppressed by")
+    assert plan.functions[1].build_first is None  # left as it is: no build either
     assert parses[TEXT] == 1
+
+
+def test_the_comments_are_read_once_per_version(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every function of a file asks its ``# autosig: ignore`` comments; they are read
+    (tokenized) once for the text, again for a new version."""
+    from autosig.source import suppress
+
+    reads: Counter[str] = Counter()
+    real = suppress._tokenize_comments
+
+    def counting(text: str):
+        reads[text] += 1
+        return real(text)
+
+    monkeypatch.setattr(suppress, "_tokenize_comments", counting)
+    text = TEXT + "# autosig: ignore[AS203]  (test_the_comments_are_read_once_per_version)\n"
+    profile = Profile(
+        functions=[_record("train_step", 6), _record("other", 13), _record("third", 16)],
+        tensorflow_version="2.21.0",
+    )
+    plan_fixes(profile, {"m.py": text}, InferOptions())
+    changed = text + "x = 1\n"
+    plan_fixes(profile, {"m.py": changed}, InferOptions())
+    assert reads[text] == 1 and reads[changed] == 1
 
 
 def test_a_new_version_is_parsed_again(parses: Counter[str]) -> None:
