@@ -102,3 +102,22 @@ def test_a_new_version_is_parsed_again(parses: Counter[str]) -> None:
     changed = TEXT + "x = 1\n"
     plan_fixes(profile, {"m.py": changed}, InferOptions())
     assert parses[TEXT] == 1 and parses[changed] == 1
+
+
+def test_a_project_module_parsed_whole_answers_every_later_function(
+    tmp_path, parses: Counter[str]
+) -> None:
+    """A module another file imports, once parsed whole, is not parsed again cut down to
+    each function an analysis follows into it (golden 19's helper module: 3 -> 1)."""
+    from autosig.source.project_modules import ProjectModules
+
+    text = (
+        "def first(x):\n    return x\n\n\ndef second(x):\n    return x + 1\n\n\n"
+        "# test_a_project_module_parsed_whole_answers_every_later_function\n"
+    )
+    (tmp_path / "helpers.py").write_text(text)
+    modules = ProjectModules([tmp_path])
+    whole = modules("helpers")
+    assert whole is not None and modules("helpers", "first") is whole
+    assert modules("helpers", "second") is whole
+    assert sum(parses.values()) == 1
