@@ -30,15 +30,11 @@ from autosig.cli.common_options import (
 from autosig.cli.interrupt import interruptible
 from autosig.errors import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, AutosigError
 from autosig.report.findings import finding_json, format_error, render_findings, skipped_phrase
-from autosig.rewrite.batch import FixTask, fix_task
 from autosig.rewrite.call_site_report import outside_lines
 from autosig.rewrite.patch import unified_diff
-from autosig.rewrite.report_lines import on_disk
 from autosig.rewrite.session import FixFile, FixOutcome, FixRequest, FixSession
 from autosig.rewrite.summary import file_summary, problems_left, total_summary
-from autosig.rules.checker import require_runnable_rules
-from autosig.source.config import RELAX_CHOICES, Config, load_config
-from autosig.source.files import SourceFile, decode_source
+from autosig.source.config import RELAX_CHOICES
 from autosig.source.sites import Finding
 
 if TYPE_CHECKING:
@@ -160,19 +156,21 @@ def command(
     (static fixes only; the report goes to stderr), for editor integrations.
     """
     try:
-        config = load_config(paths, config_file)
-        if verify and profile_path is None:
-            raise AutosigError("--verify needs --profile (it replays the profiled command)")
-        require_runnable_rules(
-            select, ignore, config, command="fix", profile=profile_path is not None
+        session = FixSession.open(
+            paths,
+            config_file,
+            select=select,
+            ignore=ignore,
+            profile=profile_path is not None,
+            verify=verify,
+            unsafe_fixes=unsafe_fixes,
+            relax=relax,
+            warn=lambda line: click.echo(line, err=True),
         )
     except AutosigError as exc:
         _fail(exc)
-    unsafe = config.unsafe_fixes if unsafe_fixes is None else unsafe_fixes
     if Path("-") in paths:
-        _fix_stdin(
-            paths, profile_path, patch_out, show_diff, verify, select, ignore, config, unsafe
-        )
+        _fix_stdin(session, paths, profile_path, patch_out, show_diff, verify, select, ignore)
     request = FixRequest(
         paths,
         profile_path,
@@ -186,7 +184,6 @@ def command(
         dry_run=show_diff or patch_out is not None,
         patch_out=patch_out,
     )
-    session = FixSession(config, unsafe, relax, warn=lambda line: click.echo(line, err=True))
     try:
         outcome = session.run(request, gate=_gate if verify else None)
     except AutosigError as exc:
@@ -281,6 +278,7 @@ def _diff_json(diff: str, findings: Sequence[Finding], errors: Sequence[AutosigE
 
 
 def _fix_stdin(
+    session: FixSession,
     paths: tuple[Path, ...],
     profile_path: Path | None,
     patch_out: Path | None,
@@ -288,8 +286,6 @@ def _fix_stdin(
     verify: bool,
     select: tuple[str, ...] | None,
     ignore: tuple[str, ...] | None,
-    config: Config,
-    unsafe: bool,
 ) -> None:
     """``fix -``: the source on stdin, fixed, to stdout (as black and ruff do); exits.
 
@@ -302,35 +298,22 @@ def _fix_stdin(
         _fail(AutosigError("'fix -' makes static fixes only (no --profile, --patch-out, --verify)"))
     data = sys.stdin.buffer.read()
     try:
-        text, encoding, bom = decode_source(data, "-")
+        fixed = session.fix_text(data, select, ignore, dry_run=show_diff)
     except AutosigError as exc:
         _fail(exc)
-    source = SourceFile(Path("-"), text, encoding, bom)
-    file_ignore = tuple(config.ignore) + tuple(c for c in ignore or () if c not in config.ignore)
-    outcome = fix_task(
-        FixTask(
-            display="-",
-            text=text,
-            profile_rel="-",
-            select=tuple(select) if select is not None else config.select,
-            ignore=file_ignore,
-            unsafe_fixes=unsafe,
-            plan=None,
-        )
-    )
+    outcome = fixed.result
     if isinstance(outcome, AutosigError):
         if not show_diff:
             sys.stdout.buffer.write(data)  # an editor must never lose the buffer
             sys.stdout.buffer.flush()
         _fail(outcome)
     if show_diff:
-        diff = unified_diff(text, outcome.new_text, "-") if outcome.changed else ""
+        diff = unified_diff(fixed.source.text, outcome.new_text, "-") if outcome.changed else ""
         click.echo(diff, nl=False)
     else:
-        sys.stdout.buffer.write(source.encode(outcome.new_text))
+        sys.stdout.buffer.write(fixed.source.encode(outcome.new_text))
         sys.stdout.buffer.flush()
-    findings = outcome.findings if not show_diff else on_disk(outcome.findings, text, outcome)
-    report = render_findings(findings, [], "text")
+    report = render_findings(fixed.findings, [], "text")
     if report:
         click.echo(report, nl=False, err=True)
     if show_diff:

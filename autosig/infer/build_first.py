@@ -4,10 +4,11 @@ TensorFlow traces a function again, on the same call, when its first trace creat
 variables (a Keras 3 optimizer makes its slots on the first ``apply_gradients``). The
 profile shows it as two trace events of one tf.function object for the same call and
 the same signature, with no new object in the arguments (``autosig explain`` words
-it "traced again on the same call"). For such a function the plan ``fix`` applies
-(``infer.planning.plan_fixes``, shared by ``explain`` and ``verify``) says whether
-``autosig fix`` can build the optimizer first (``autosig.analysis.optimizer_build``) and
-why not otherwise. Pure: the profile's JSON and the parsed source, no TensorFlow.
+it "traced again on the same call"). For such a function the plan (a stage of
+``infer.stages.plan_function``, after the action is chosen, shared by ``fix``,
+``explain`` and ``verify``) says whether ``autosig fix`` can build the models and the
+optimizer first (``autosig.analysis.model_build``, ``autosig.analysis.optimizer_build``)
+and why not otherwise. Pure: the profile's JSON and the parsed source, no TensorFlow.
 """
 
 from __future__ import annotations
@@ -15,14 +16,13 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections import defaultdict
-from collections.abc import Mapping
 
 import libcst as cst
 
 from autosig.analysis.model_build import ModelInput, plan_model_build, with_edits
 from autosig.analysis.optimizer_build import NoBuild, applies_gradients, plan_optimizer_build
-from autosig.infer.plan import BuildFirst, FunctionPlan, ModelBuild, Plan
-from autosig.profile.format import FunctionRecord, Profile
+from autosig.infer.plan import BuildFirst, FunctionPlan, ModelBuild
+from autosig.profile.format import FunctionRecord
 from autosig.source.discover import FunctionSite, Source
 from autosig.source.metadata import MetadataView
 
@@ -59,41 +59,25 @@ def variable_creation_retraces(record: FunctionRecord) -> tuple[int, bool]:
     return repeated, complete and others == 0
 
 
-def with_builds(plan: Plan, profile: Profile, parsed: Mapping[str, Source]) -> Plan:
-    """``plan`` with what fix does about variables created on the first call, for every
-    function of ``profile`` whose profile shows them (``parsed``: the parses of the
-    files ``infer_plan`` made the plan from, path -> Source: a function whose file is
-    not among them is left as it is)."""
-    out: list[FunctionPlan] = []
-    for entry in plan.functions:
-        record = _record_of(profile, entry)
-        source = parsed.get(entry.path)
-        if record is None or source is None or not variable_creation_retraces(record)[0]:
-            out.append(entry)
-            continue
-        out.append(with_build_first(entry, record, source, profile.tensorflow_version))
-    return Plan(out)
-
-
-def _record_of(profile: Profile, entry: FunctionPlan) -> FunctionRecord | None:
-    """The record ``entry`` was planned from (the nearest line: the plan's is current)."""
-    records = [
-        r for r in profile.functions if r.path == entry.path and r.qualname == entry.qualname
-    ]
-    if not records:
-        return None
-    return min(records, key=lambda r: abs(r.line - entry.line))
-
-
 def with_build_first(
-    entry: FunctionPlan, record: FunctionRecord, source: Source, tensorflow: str | None
+    entry: FunctionPlan,
+    record: FunctionRecord,
+    source: Source,
+    site: FunctionSite | None,
+    tensorflow: str | None,
 ) -> FunctionPlan:
-    """``entry`` with what fix does about variables created on the first call, if any."""
+    """``entry`` with what fix does about variables created on the first call, if any.
+
+    A stage of the plan (``stages.plan_function``), run where the function was located:
+    ``site`` is the function in ``source`` (None: not found), ``tensorflow`` the
+    version that recorded the profile (Keras 3 optimizers build lazily). A function
+    fix leaves as it is (changed since profiling, or an ignore comment covers its
+    rewrite: ``suppressed_on``) gets none.
+    """
     repeated, only = variable_creation_retraces(record)
-    if not repeated or entry.stale or source.wrapper is None:
+    if not repeated or entry.stale or entry.suppressed_on is not None:
         return entry
-    site = source.locate(record.qualname, record.line)
-    if site is None or site.function is None:
+    if source.wrapper is None or site is None or site.function is None:
         return entry
     build = _plan_build(source, site, record, tensorflow)
     build = dataclasses.replace(build, retraces=repeated, only_cause=only)

@@ -88,18 +88,18 @@ PLAN_CODE = "AS201"
 def honour_comments(
     entry: FunctionPlan, source: Source, lines: list[int], *, findings: bool = True
 ) -> FunctionPlan:
-    """``entry`` with the ``# autosig: ignore`` comments of ``source`` honoured: the
-    findings they silence on ``lines`` (where a comment for the function counts:
-    ``Source.site_lines``, none when it was not found) dropped (unless not
-    ``findings``: library advice is kept whole), and ``suppressed_on`` set when one
-    covers the plan's own rewrite (AS201), as ``suppressing_line`` says."""
-    if source.wrapper is not None:
-        suppressions = Suppressions.from_module(source.wrapper.module, source.text)
-    else:  # it does not parse: its comments still count for the plan
-        try:
-            suppressions = Suppressions.from_text(source.text)
-        except Exception:  # noqa: BLE001 - unreadable comments suppress nothing
-            suppressions = Suppressions()
+    """``entry`` with the ``# autosig: ignore`` comments of ``source`` honoured (read
+    once per version of the file: ``Suppressions.of_file``).
+
+    The findings they silence on ``lines`` (where a comment for the function counts:
+    ``Source.site_lines``, none when it was not found) are dropped (unless not
+    ``findings``: library advice is kept whole). A comment that covers the plan's own
+    rewrite (AS201, as ``suppressing_line`` says) turns the plan into "leave it as it
+    is", its line in ``suppressed_on``, so a suppression means the same in
+    ``fix --profile`` and ``explain`` as in ``check``.
+    """
+    module = source.wrapper.module if source.wrapper is not None else None
+    suppressions = Suppressions.of_file(source.text, module)
     kept = entry.findings
     if findings:
         kept = tuple(f for f in kept if not suppressions.is_suppressed(f.code, lines))
@@ -108,9 +108,22 @@ def honour_comments(
         if suppressions.is_suppressed(PLAN_CODE, [candidate]):
             where = candidate
             break
-    if kept == entry.findings and where is None:
+    if where is not None:
+        return replace(
+            entry,
+            action="none",
+            params=(),
+            findings=(),
+            stale=False,
+            build_first=None,
+            reasons=(f"suppressed by '# autosig: ignore' on line {where}",),
+            blockers=(),
+            call_sites=None,  # its callers are left as they are too
+            suppressed_on=where,
+        )
+    if kept == entry.findings:
         return entry
-    return replace(entry, findings=kept, suppressed_on=where)
+    return replace(entry, findings=kept)
 
 
 def suppressing_line(

@@ -7,14 +7,17 @@ functions (not editable) get advice from their observations (``findings``). A fu
 found in its source goes through the stages of ``stages``: observations, Python values,
 dimensions, action, findings, each taking what the one before it made.
 
-What ``fix`` applies on top of this plan (``optimizer.build``, suppressions, the
-selected codes) is ``planning.plan_fixes``.
+``infer_plan``'s plan includes what ``fix`` does about variables created on the first
+call (``build_first``) and, as every plan, the ``# autosig: ignore`` comments
+(``findings.honour_comments``); ``planning`` holds what the commands apply on top
+(the selected codes).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 
+from autosig.infer.build_first import with_build_first
 from autosig.infer.observations import InferOptions
 from autosig.infer.plan import FunctionPlan, Plan
 from autosig.infer.stages import plan_function
@@ -24,19 +27,18 @@ from autosig.source.project_modules import ProjectModules
 
 
 def infer_plan(
-    profile: Profile,
-    sources: Mapping[str, str],
-    options: InferOptions | None = None,
-    parsed: dict[str, Source] | None = None,
+    profile: Profile, sources: Mapping[str, str], options: InferOptions | None = None
 ) -> Plan:
     """A plan for every profiled function whose file is in ``sources`` (path -> text).
 
     Library functions (not editable) are always planned, as "none" with advice, so the
-    report can show them. ``parsed``: the files' parses (path -> Source), shared with
-    the later steps of ``planning.plan_fixes``; filled here.
+    report can show them. Each file is parsed once, and its project modules found
+    once, for all its functions: every stage reads that one parse. After each
+    function's stages, what fix does about variables created on its first call
+    (``build_first``: the profile says which TensorFlow recorded it).
     """
     options = options or InferOptions()
-    parsed = {} if parsed is None else parsed
+    parsed: dict[str, Source] = {}
     modules: dict[str, ProjectModules | None] = {}
     """Per file: the project modules its functions call into, parsed once for all of them."""
     plan = Plan()
@@ -49,14 +51,21 @@ def infer_plan(
         if text is not None and source is None:
             source = parsed[path] = Source.parse(text, path)
             modules[path] = ProjectModules.of_profiled(options.root, record.path)
-        plan.functions.append(plan_function(record, source, options, modules.get(path)))
+        entry, site = plan_function(record, source, options, modules.get(path))
+        if source is not None:  # variables created on the first call: which TF recorded it?
+            entry = with_build_first(entry, record, source, site, profile.tensorflow_version)
+        plan.functions.append(entry)
     return plan
 
 
 def infer_function(
     record: FunctionRecord, source_text: str | None, options: InferOptions
 ) -> FunctionPlan:
-    """The plan of one function given the current text of its file (None: not available)."""
+    """The plan of one function given the current text of its file (None: not available).
+
+    With no profile to say which TensorFlow recorded it, no ``optimizer.build`` is
+    planned (``infer_plan`` plans it).
+    """
     source = None if source_text is None else Source.parse(source_text, record.path or "")
     modules = ProjectModules.of_profiled(options.root, record.path)
-    return plan_function(record, source, options, modules)
+    return plan_function(record, source, options, modules)[0]

@@ -10,27 +10,21 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
 
-from autosig.infer.build_first import with_builds
 from autosig.infer.observations import InferOptions
 from autosig.infer.plan import FunctionPlan, Plan
 from autosig.infer.planner import infer_plan
 from autosig.profile.format import Profile
 from autosig.source.codes import selected_codes
-from autosig.source.discover import Source
 
 
 def plan_fixes(profile: Profile, sources: Mapping[str, str], options: InferOptions) -> Plan:
     """What ``fix --profile`` does to each profiled function in ``sources`` (profile path
-    -> current text): inference's plan, with ``optimizer.build(...)`` where the first
-    call created variables, and ``# autosig: ignore`` comments honoured.
-
-    Each file is parsed once (for this text): ``infer_plan`` parses it and decides the
-    suppressions (``suppressed_on``), ``with_builds`` reads the same parses.
-    """
-    parsed: dict[str, Source] = {}
-    plan = infer_plan(profile, sources, options, parsed)
-    plan = with_builds(plan, profile, parsed)
-    return honour_plan_suppressions(plan)
+    -> current text): inference's plan (``planner.infer_plan``: each file parsed once,
+    with ``optimizer.build(...)`` where the first call created variables and the
+    ``# autosig: ignore`` comments honoured, both decided where each function's plan
+    is made). The commands then keep the findings of the selected codes
+    (``keep_codes``)."""
+    return infer_plan(profile, sources, options)
 
 
 def selected_profile_codes(
@@ -49,31 +43,6 @@ def keep_codes(plan: Plan, profile_codes: set[str]) -> Plan | None:
     return Plan(
         [
             replace(entry, findings=tuple(f for f in entry.findings if f.code in profile_codes))
-            for entry in plan.functions
-        ]
-    )
-
-
-def honour_plan_suppressions(plan: Plan) -> Plan:
-    """``plan`` with every function an ignore comment covers (``suppressed_on``, decided
-    with the findings' suppression: ``findings.honour_comments``) turned into "leave it
-    as it is", so a suppression means the same in ``fix --profile`` and ``explain`` as
-    in ``check``."""
-    return Plan(
-        [
-            replace(
-                entry,
-                action="none",
-                params=(),
-                findings=(),
-                stale=False,
-                build_first=None,
-                reasons=(f"suppressed by '# autosig: ignore' on line {entry.suppressed_on}",),
-                blockers=(),
-                call_sites=None,  # its callers are left as they are too
-            )
-            if entry.suppressed_on is not None
-            else entry
             for entry in plan.functions
         ]
     )

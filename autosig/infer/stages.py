@@ -40,7 +40,7 @@ from autosig.infer.plan import FunctionPlan, GuardedTrace, ParamPlan
 from autosig.infer.python_params import decide_python_params, tried_reason
 from autosig.infer.specs import render_spec
 from autosig.profile.format import FunctionRecord
-from autosig.source.discover import Source
+from autosig.source.discover import FunctionSite, Source
 from autosig.source.hashing import source_hash_from_file_text
 from autosig.source.project_modules import ProjectModules
 
@@ -55,14 +55,16 @@ def plan_function(
     source: Source | None,
     options: InferOptions,
     modules: ProjectModules | None,
-) -> FunctionPlan:
+) -> tuple[FunctionPlan, FunctionSite | None]:
     """The plan of the function ``record`` describes, in the current ``source`` of its
     file (None: not available), with its ``# autosig: ignore`` comments honoured
-    (``findings.honour_comments``: the findings they silence, the plan's ignore line)."""
-    entry, lines = _plan(record, source, options, modules)
+    (``findings.honour_comments``: the findings they silence; one covering the plan's
+    rewrite leaves the function as it is); and the function in ``source`` (None: not
+    found), for the profile's own step after it (``build_first``)."""
+    entry, site, lines = _plan(record, source, options, modules)
     if source is None:
-        return entry
-    return honour_comments(entry, source, lines, findings=record.editable)
+        return entry, site
+    return honour_comments(entry, source, lines, findings=record.editable), site
 
 
 def _plan(
@@ -70,16 +72,16 @@ def _plan(
     source: Source | None,
     options: InferOptions,
     modules: ProjectModules | None,
-) -> tuple[FunctionPlan, list[int]]:
-    """The checks and the stages: the plan, and the lines where a suppression comment
-    for the function counts (none when it is not found)."""
+) -> tuple[FunctionPlan, FunctionSite | None, list[int]]:
+    """The checks and the stages: the plan, the function in ``source`` and the lines
+    where a suppression comment for it counts (None and none when it is not found)."""
     observed = observe(record, options)  # the first stage, read once whatever comes next
     if not record.editable:  # library code: advice from the observations alone
         entry = library_plan(record, observed)
         found = None
         if source is not None:  # a library file among the sources: its comments count too
             found = source.locate(record.qualname, record.line)
-        return entry, source.site_lines(found) if source is not None and found else []
+        return entry, found, source.site_lines(found) if source is not None and found else []
     base = {
         "path": record.path or "",
         "qualname": record.qualname,
@@ -90,16 +92,16 @@ def _plan(
     where = record.path or "<unknown file>"
     if source is None:
         reasons = (f"the source of {where} is not available",)
-        return FunctionPlan(action="none", reasons=reasons, **base), []
+        return FunctionPlan(action="none", reasons=reasons, **base), None, []
     if source.error is not None:
-        return FunctionPlan(action="none", reasons=(f"{where} {source.error}",), **base), []
+        return FunctionPlan(action="none", reasons=(f"{where} {source.error}",), **base), None, []
     site = source.locate(record.qualname, record.line)
     if site is None:
         reasons = (
             f"no tf.function named {record.qualname} found in {where} "
             "(moved, renamed or no longer a tf.function? re-run autosig profile)",
         )
-        return FunctionPlan(action="none", reasons=reasons, **base), []
+        return FunctionPlan(action="none", reasons=reasons, **base), None, []
     base["line"] = site.site.line
     first, last = source.lines_of(site)
     lines = source.site_lines(site)
@@ -107,15 +109,15 @@ def _plan(
         record.source_sha256
         and source_hash_from_file_text(source.text, first, last) != record.source_sha256
     ):
-        return FunctionPlan(action="none", reasons=(STALE_REASON,), stale=True, **base), lines
+        return FunctionPlan(action="none", reasons=(STALE_REASON,), stale=True, **base), site, lines
     if site.site.has_input_signature:
-        return FunctionPlan(action="none", reasons=(SIGNED_REASON,), **base), lines
+        return FunctionPlan(action="none", reasons=(SIGNED_REASON,), **base), site, lines
 
     results, once = observed.results, observed.once
     if record.calls <= 1 or once is not None:
         reason = "called once; nothing to fix" if record.calls <= 1 else str(once)
         params = tuple(ParamPlan(r.info.name, None, r.evidence) for r in results)
-        return FunctionPlan(action="none", params=params, reasons=(reason,), **base), lines
+        return FunctionPlan(action="none", params=params, reasons=(reason,), **base), site, lines
 
     short = frozenset()
     if record.calls < MIN_CALLS_FOR_DEFAULTS and not record.signatures_dropped:
@@ -219,4 +221,4 @@ def _plan(
         guarded=guarded,
         **base,
     )
-    return pair(entry, record, source, site, observed, decision, shapes, options), lines
+    return pair(entry, record, source, site, observed, decision, shapes, options), site, lines

@@ -6,7 +6,9 @@ fixing (``rewrite.batch``), the ``--verify`` gate and the report read them from 
 session instead of working them out again. ``FixSession.run`` collects the files,
 plans, fixes, gates (``--verify``: the gate the command hands it), writes the files or
 the patch and places the report's lines; it returns a ``FixOutcome`` that the command
-(``cli/fix.py``) prints. Warnings go to the ``warn`` it is given.
+(``cli/fix.py``) prints. ``FixSession.open`` resolves the config, the selection and the
+unsafe choice from the command's options; ``FixSession.fix_text`` is ``fix -`` (stdin).
+Warnings go to the ``warn`` it is given.
 """
 
 from __future__ import annotations
@@ -19,14 +21,21 @@ from typing import TYPE_CHECKING, Any
 from autosig.errors import AutosigError
 from autosig.infer.plan import Plan
 from autosig.profile.format import candidate_roots, load_profile
-from autosig.rewrite.batch import FixTask, fix_all, plan_for
+from autosig.rewrite.batch import FixTask, fix_all, fix_task, plan_for
 from autosig.rewrite.call_site_report import call_site_paths, callee_sources, mark_unhelped
 from autosig.rewrite.patch import display_path, unified_diff, write_patch
-from autosig.rewrite.report_lines import place
+from autosig.rewrite.report_lines import on_disk, place
 from autosig.rewrite.summary import patch_header
+from autosig.rules.checker import require_runnable_rules
 from autosig.source.collect import CollectedFile, collect
-from autosig.source.config import Config
-from autosig.source.files import SizeNotice, SourceFile, read_source, write_source
+from autosig.source.config import Config, load_config
+from autosig.source.files import (
+    SizeNotice,
+    SourceFile,
+    decode_source,
+    read_source,
+    write_source,
+)
 from autosig.source.sites import Finding
 
 if TYPE_CHECKING:
@@ -97,6 +106,17 @@ class FixOutcome:
         return [finding for _, result in self.by_file for finding in result.findings]
 
 
+@dataclass
+class TextFix:
+    """``fix -``: one source given as bytes (stdin), fixed."""
+
+    source: SourceFile
+    result: FixResult | AutosigError
+    """The fix, or why the text could not be fixed (an editor then gets its text back)."""
+    findings: list[Finding] = field(default_factory=list)
+    """The findings left, with lines of the text given (a dry run) or of the fixed text."""
+
+
 def profile_relative(path: Path, root: Path) -> str:
     """How a profile names ``path``: relative to its project root, absolute outside it."""
     resolved = path.resolve()
@@ -121,6 +141,31 @@ class FixSession:
     options: Any = None
     """``InferOptions`` (with a profile)."""
     plan: Plan | None = None
+
+    @classmethod
+    def open(
+        cls,
+        paths: Sequence[Path],
+        config_file: Path | None,
+        *,
+        select: tuple[str, ...] | None,
+        ignore: tuple[str, ...] | None,
+        profile: bool,
+        verify: bool,
+        unsafe_fixes: bool | None,
+        relax: str | None,
+        warn: Callable[[str], None],
+    ) -> FixSession:
+        """The session of one run: the config (``config_file``, else the one found from
+        ``paths``), the selection checked to leave a rule to run, the unsafe choice
+        (``unsafe_fixes``, else the config's). Raises AutosigError for options that
+        cannot run together."""
+        config = load_config(paths, config_file)
+        if verify and not profile:
+            raise AutosigError("--verify needs --profile (it replays the profiled command)")
+        require_runnable_rules(select, ignore, config, command="fix", profile=profile)
+        unsafe = config.unsafe_fixes if unsafe_fixes is None else unsafe_fixes
+        return cls(config, unsafe, relax, warn=warn)
 
     def run(self, request: FixRequest, gate: Gate | None = None) -> FixOutcome:
         """Collect, plan, fix, gate (``gate``: ``--verify``), write and place the report
@@ -206,6 +251,40 @@ class FixSession:
         if others is not None:
             others.extend(_read(found.others, errors))
         return files, found.seen, found.skipped
+
+    def fix_text(
+        self,
+        data: bytes,
+        select: tuple[str, ...] | None,
+        ignore: tuple[str, ...] | None,
+        *,
+        dry_run: bool,
+    ) -> TextFix:
+        """``fix -``: ``data`` (one file's source, from stdin) fixed with the static
+        rules the config and the options select (a profile names files by path, so
+        none applies). Raises AutosigError when the bytes do not decode; a text that
+        cannot be fixed is the outcome's ``result``."""
+        text, encoding, bom = decode_source(data, "-")
+        source = SourceFile(Path("-"), text, encoding, bom)
+        config = self.config
+        file_ignore = tuple(config.ignore) + tuple(
+            c for c in ignore or () if c not in config.ignore
+        )
+        result = fix_task(
+            FixTask(
+                display="-",
+                text=text,
+                profile_rel="-",
+                select=tuple(select) if select is not None else config.select,
+                ignore=file_ignore,
+                unsafe_fixes=self.unsafe,
+                plan=None,
+            )
+        )
+        if isinstance(result, AutosigError):
+            return TextFix(source, result)
+        findings = on_disk(result.findings, text, result) if dry_run else result.findings
+        return TextFix(source, result, findings)
 
     def plan_profile(
         self,

@@ -51,6 +51,27 @@ class Suppressions:
             return cls._from_comments(list(_libcst_comments(module)))
 
     @classmethod
+    def of_file(cls, text: str, module: cst.Module | None) -> Suppressions:
+        """The comments of one version of a file, read once for all its functions (they
+        depend on the text alone: the reading is kept for the text, the last
+        ``FILES_KEPT`` texts). From ``module`` (the text's parse) when tokenize rejects
+        the text; a file that does not parse still has comments that count (tokenize
+        alone); unreadable comments suppress nothing. Treat the result as read-only."""
+        known = _FILES.pop(text, None)
+        if known is None:
+            if module is not None:
+                known = cls.from_module(module, text)
+            else:
+                try:
+                    known = cls.from_text(text)
+                except Exception:  # noqa: BLE001 - unreadable comments suppress nothing
+                    known = cls()
+        _FILES[text] = known
+        while len(_FILES) > FILES_KEPT:
+            del _FILES[next(iter(_FILES))]
+        return known
+
+    @classmethod
     def _from_comments(cls, comments: Iterable[tuple[int, str]]) -> Suppressions:
         by_line: dict[int, frozenset[str] | None] = {}
         for line, comment in comments:
@@ -76,6 +97,14 @@ class Suppressions:
 
     def __bool__(self) -> bool:
         return bool(self.by_line)
+
+
+FILES_KEPT = 16
+"""How many files' readings ``Suppressions.of_file`` keeps (a plan reads one file's
+functions one after the other, a profile's files in turn)."""
+
+_FILES: dict[str, Suppressions] = {}
+"""``Suppressions.of_file``'s readings by text, least recently used first."""
 
 
 def _parse_codes(raw: str | None) -> frozenset[str] | None:
