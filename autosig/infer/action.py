@@ -46,8 +46,8 @@ COVERS = "input_signature covers "
 """How the signature's own first reason starts."""
 
 MIN_CALLS_FOR_DEFAULTS = 8
-"""Fewer calls than this: a short profile (``python_params.widen_for_domain`` widens the
-Python ints of such a profile). No length shows a function's domain
+"""Fewer calls than this: a short profile (``python_params`` widens the Python ints of
+such a profile). No length shows a function's domain
 (``domain_evidence``)."""
 
 
