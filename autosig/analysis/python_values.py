@@ -207,7 +207,8 @@ RETURNED_STRING = (
     "returned as a Python value: a tf.string spec would make the function return a bytes "
     "tensor where it returned a str"
 )
-"""The one use of a string parameter an unsafe fix may accept (``autosig.infer.python_params.returned_only``)."""
+"""The one use of a string parameter an unsafe fix may accept (``autosig.infer.python_params``:
+a string returned as it came)."""
 
 TRACE_WORDS = re.compile(r"\b(re)?trac(e|ed|es|ing)\b", re.IGNORECASE)
 """As AS101: a print whose message mentions tracing is trace-time logging and stays."""
@@ -310,7 +311,7 @@ class _Context:
     optimistic: bool = False
     """Assume what cannot be decided is a tensor: a call autosig cannot follow returns
     one, an index into something not evidently a Python container gives one. Run only
-    to see whether the uses left are all undecidable (``autosig.infer.python_params``, undecided)."""
+    to see whether the uses left are all undecidable (``NumberUses.undecided``)."""
 
     def for_module(self, name: str) -> _Context | None:
         """A context over project module ``name`` (same stack and cache), if it resolves."""
