@@ -19,7 +19,7 @@ take tensors (``tape.gradient``, Keras losses and metrics) are fine. It is delib
 conservative: a use it cannot prove tensor-safe is reported, and the caller then keeps
 Python semantics (``reduce_retracing``) instead of tensorizing.
 
-One module of about 1,800 lines, because it is one dataflow walk: ``_Analysis`` follows
+One module of about 1,900 lines, because it is one dataflow walk: ``_Analysis`` follows
 each parameter's taint through assignments, calls and the functions it enters
 (``_Context`` holds what the walk shares: the parsed modules, classes and memoised
 analyses), and every rule above is a case of that walk reading the same taint, dtype and
