@@ -521,3 +521,62 @@ def test_library_modules_are_not_followed(tmp_path: Path) -> None:
     resolve = ProjectModules([tmp_path])
     assert resolve("numpy") is None
     assert resolve("not a module") is None
+
+
+# -- the Python-number stage's facts (number_facts, number_reads) -------------------------
+
+
+def _facts(body: str, params: list[str], dtypes: dict[str, str], signature: str):  # noqa: ANN202
+    from autosig.analysis.python_values import number_facts
+
+    wrapper = MetadataWrapper(parse_module(_src(body, signature=signature)), unsafe_skip_copy=True)
+    function = find_function(wrapper.module, "f")
+    assert function is not None
+    return number_facts(wrapper, function, params, ["x"], dtypes, {})
+
+
+def test_number_reads_name_exponents_seeds_and_float32_casts() -> None:
+    body = """\
+    y = x ** p
+    z = tf.random.stateless_uniform([2], seed=[s, 1])
+    w = tf.cast(c, tf.float32) + tf.cast(c, x.dtype)
+    return y + z + w + tf.cast(o, tf.int32)
+    """
+    dtypes = {"x": "float32", "p": "int32", "s": "int32", "c": "int32", "o": "int32"}
+    facts = _facts(body, ["p", "s", "c", "o"], dtypes, "x, p, s, c, o")
+    assert facts.reads["p"].exponent == "x ** p"
+    assert facts.reads["s"].seed and not facts.reads["p"].seed
+    assert facts.reads["c"].float32_casts == ("x",)  # float32 provided x is
+    assert facts.reads["o"].float32_casts is None  # a cast to int32
+    assert facts.reads["p"].float32_casts is None
+
+
+def test_number_facts_give_required_dtypes_and_uses_for_planned_dtypes() -> None:
+    body = """\
+    tf.summary.scalar("loss", tf.reduce_sum(x), step=step)
+    for _ in range(n):
+        x = x + 1.0
+    return x
+    """
+    dtypes = {"x": "float32", "step": "int32", "n": "int32"}
+    facts = _facts(body, ["step", "n"], dtypes, "x, step, n")
+    assert facts.required == {"step": "int64"}
+    found = facts.uses_with(dict(dtypes, step="int64"), {"step": "int32", "n": "int32"})
+    assert found.uses["step"] == [] and found.uses["n"]
+    assert found.undecided == frozenset() and found.int64 == frozenset()
+
+
+def test_uses_with_widens_seeds_only_where_int64_changes_nothing() -> None:
+    body = """\
+    a = tf.random.stateless_uniform([2], seed=[s, 1])
+    return x + a + tf.cast(t, tf.float32) * tf.ones([2], tf.int32)[0:t]
+    """
+    dtypes = {"x": "float32", "s": "int32", "t": "int32"}
+    facts = _facts(body, ["s", "t"], dtypes, "x, s, t")
+    converted = {"s": "int32", "t": "int32"}
+    found = facts.uses_with(dtypes, converted, widen=["s"])
+    plain = python_only_uses(
+        facts.wrapper, facts.function, ["s", "t"], ["x"], dtypes, {}, converted
+    )
+    assert found.int64 == frozenset({"s"})
+    assert found.uses == plain  # an int64 seed changes no use

@@ -645,3 +645,30 @@ def test_an_int_only_cast_to_float_takes_the_float_spec_when_it_drops_only_the_c
     assert cast_only_verdict(other, "float32", base, failed("TypeError", "m.py:3")).dtype == (
         "int32"
     )
+
+
+def test_probe_proofs_read_every_dimension_and_number_once() -> None:
+    """``probe_proofs``: the first record of a dimension or number counts (as
+    ``ProbeEvidence.dim``/``number`` find it), ties are keyed by (path, dim), undecided
+    and unprobed ones are left out, and a method's fixed verdict is about one instance."""
+    from autosig.infer.probe_evidence import probe_proofs
+
+    evidence = ProbeEvidence(
+        dims=[
+            DimEvidence("x", 1, "fixed", 3, tied=["y[0]:1"], relaxed_builds=True),
+            DimEvidence("x", 1, "free", 3),  # a later record of the same dimension
+            DimEvidence("y[0]", 1, "free", 3, tied=["x:1"]),
+            DimEvidence("z", 0, "unknown", 2),
+        ],
+        numbers=[
+            NumberEvidence("lr", "float", dtype="float32", dtype_from="spec", spec_matches=True),
+            NumberEvidence("k", "int", reason="not probed"),
+        ],
+    )
+    function = probe_proofs(evidence, method=False)
+    assert set(function.dims) == {("x", 1), ("y[0]", 1)}
+    fixed = function.dims[("x", 1)]
+    assert not fixed.relax and fixed.pin_safe and fixed.tied == {("y[0]", 1): "y[0]:1"}
+    assert probe_proofs(evidence, method=True).dims[("x", 1)].relax  # the relaxed trace builds
+    assert set(function.numbers) == {"lr"} and function.numbers["lr"].dtype == "float32"
+    assert probe_proofs(None, method=False) == probe_proofs(ProbeEvidence(), method=False)

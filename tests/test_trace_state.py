@@ -224,3 +224,25 @@ def test_settings_code_outside_the_project_may_change(name: str, tmp_path: Path)
             "        self.scale = 2.0\n", "        self.scale = 2.0\n        self.config = CONFIG\n"
         )
     assert _settings(tmp_path, text) == expected
+
+
+def test_shape_use_carries_the_state_reason_when_asked(tmp_path: Path) -> None:
+    """``shape_use(display=...)``: the reason on the facts is the one trace_state gives
+    for the same reads (the dimensions stage reads it there)."""
+    from autosig.analysis.trace_state import settings_reason
+
+    files, _ = CHANGED["global_rebound_by_a_setter"]
+    (tmp_path / "pyproject.toml").write_text("")
+    model = tmp_path / "model.py"
+    model.write_text(files["model.py"])
+    _project.cache_clear()
+    wrapper, sites = discover_text(files["model.py"], str(model))
+    asked = shape_use(
+        wrapper, sites[0].function, ["x"], project=OtherFiles(str(model)), display="model.py"
+    )
+    plain = shape_use(wrapper, sites[0].function, ["x"])
+    expected = state_reason(
+        plain.state_changes(OtherFiles(str(model)), "model.py")
+    ) or settings_reason(plain.state_reads)
+    assert asked.state_reason is not None and asked.state_reason == expected
+    assert plain.state_reason is None  # not asked: not looked for

@@ -19,7 +19,7 @@ take tensors (``tape.gradient``, Keras losses and metrics) are fine. It is delib
 conservative: a use it cannot prove tensor-safe is reported, and the caller then keeps
 Python semantics (``reduce_retracing``) instead of tensorizing.
 
-One module of about 1,800 lines, because it is one dataflow walk: ``_Analysis`` follows
+One module of about 1,900 lines, because it is one dataflow walk: ``_Analysis`` follows
 each parameter's taint through assignments, calls and the functions it enters
 (``_Context`` holds what the walk shares: the parsed modules, classes and memoised
 analyses), and every rule above is a case of that walk reading the same taint, dtype and
@@ -44,6 +44,7 @@ from libcst.metadata import (
 )
 from libcst.metadata.base_provider import LazyValue
 
+from autosig.analysis.number_reads import NumberReads, number_reads
 from autosig.analysis.tf_apis import (
     AXIS_POSITION,
     BUILTINS_NEEDING_VALUES,
@@ -206,7 +207,8 @@ RETURNED_STRING = (
     "returned as a Python value: a tf.string spec would make the function return a bytes "
     "tensor where it returned a str"
 )
-"""The one use of a string parameter an unsafe fix may accept (``autosig.infer.python_params.returned_only``)."""
+"""The one use of a string parameter an unsafe fix may accept (``autosig.infer.python_params``:
+a string returned as it came)."""
 
 TRACE_WORDS = re.compile(r"\b(re)?trac(e|ed|es|ing)\b", re.IGNORECASE)
 """As AS101: a print whose message mentions tracing is trace-time logging and stays."""
@@ -309,7 +311,7 @@ class _Context:
     optimistic: bool = False
     """Assume what cannot be decided is a tensor: a call autosig cannot follow returns
     one, an index into something not evidently a Python container gives one. Run only
-    to see whether the uses left are all undecidable (``autosig.infer.python_params``, undecided)."""
+    to see whether the uses left are all undecidable (``NumberUses.undecided``)."""
 
     def for_module(self, name: str) -> _Context | None:
         """A context over project module ``name`` (same stack and cache), if it resolves."""
@@ -527,6 +529,101 @@ def required_dtypes(
     planned.update(dtypes or {})
     analysis = context.analysis(function, params, tensor_params, planned, bounds, {})
     return analysis.required_dtypes()
+
+
+@dataclass(frozen=True)
+class NumberUses:
+    """The uses that keep Python numbers Python values, for the dtypes asked
+    (``NumberFacts.uses_with``)."""
+
+    uses: dict[str, list[PythonUse]]
+    """Parameter -> its uses needing a Python value (``python_only_uses``)."""
+    undecided: frozenset[str]
+    """Parameters the analysis cannot decide: some use is uncertain, and when everything
+    it cannot decide is assumed to be a tensor (``x * table[k]`` then no longer mixes a
+    Python int into a float tensor) no certain one is left (``fix --verify`` may try them)."""
+    int64: frozenset[str]
+    """Of the parameters asked to widen, those an int64 spec computes the same for: no
+    use needs them as Python values either with their dtype or with int64."""
+
+
+@dataclass(frozen=True)
+class NumberFacts:
+    """What the analysis finds for a function's Python-number parameters (``params``)
+    before their dtypes are settled (``number_facts``): the dtypes TensorFlow arguments
+    and int32 overflow require, and how each is read by name (``number_reads``). The
+    uses follow once the caller has planned the dtypes (``uses``)."""
+
+    wrapper: MetadataWrapper
+    function: FunctionNode
+    params: tuple[str, ...]
+    tensor_params: tuple[str, ...]
+    observed: Mapping[str, int]
+    modules: ModuleResolver | None
+    required: dict[str, str]
+    """Parameter -> the integer dtype it needs (``required_dtypes``)."""
+    reads: dict[str, NumberReads]
+
+    def uses_with(
+        self,
+        dtypes: Mapping[str, str],
+        converted: Mapping[str, str],
+        widen: Collection[str] = (),
+    ) -> NumberUses:
+        """The uses with the planned ``dtypes`` (``converted``: the dtypes the Python
+        values convert to on their own; see ``python_only_uses``). ``widen``: int
+        parameters to plan int64 where that changes no use (``NumberUses.int64``), before
+        the uses are found."""
+        planned = dict(dtypes)
+        int64: list[str] = []
+        if widen:
+            args = (self.tensor_params, planned, self.observed, converted, self.modules)
+            wide = dict(planned, **dict.fromkeys(widen, "int64"))
+            base = python_only_uses(self.wrapper, self.function, widen, *args)
+            args = (self.tensor_params, wide, self.observed, converted, self.modules)
+            widened = python_only_uses(self.wrapper, self.function, widen, *args)
+            int64 = [p for p in widen if not base.get(p) and not widened.get(p)]
+            planned.update(dict.fromkeys(int64, "int64"))
+        args = (self.tensor_params, planned, self.observed, converted, self.modules)
+        found = python_only_uses(self.wrapper, self.function, self.params, *args)
+        optimistic: dict[str, list[PythonUse]] = {}
+        if any(not u.certain for uses in found.values() for u in uses):
+            optimistic = python_only_uses(
+                self.wrapper, self.function, self.params, *args, optimistic=True
+            )
+        undecided = {
+            p
+            for p in self.params
+            if any(not u.certain for u in found.get(p, []))
+            and all(not u.certain for u in optimistic.get(p, []))
+        }
+        return NumberUses(found, frozenset(undecided), frozenset(int64))
+
+
+def number_facts(
+    wrapper: MetadataWrapper,
+    function: FunctionNode,
+    params: Collection[str],
+    tensor_params: Collection[str],
+    dtypes: Mapping[str, str],
+    observed: Mapping[str, int],
+    modules: ModuleResolver | None = None,
+) -> NumberFacts:
+    """The facts of Python-number parameters ``params`` of ``function`` (a node of
+    ``wrapper.module``) before their dtypes are settled: ``dtypes`` maps them to the
+    dtype their Python values convert to and tensor parameters to theirs; the rest as in
+    ``python_only_uses``."""
+    required = required_dtypes(wrapper, function, params, observed, dtypes, tensor_params, modules)
+    return NumberFacts(
+        wrapper,
+        function,
+        tuple(params),
+        tuple(tensor_params),
+        observed,
+        modules,
+        required,
+        number_reads(wrapper, function, params),
+    )
 
 
 def find_function(module: cst.Module, qualname: str) -> FunctionNode | None:

@@ -78,7 +78,14 @@ from autosig.analysis.tf_apis import (
 )
 from autosig.analysis.tf_objects import method_of
 from autosig.analysis.tf_random_apis import draws_per_trace
-from autosig.analysis.trace_state import StateChange, StateKind, StateRead, state_changes
+from autosig.analysis.trace_state import (
+    StateChange,
+    StateKind,
+    StateRead,
+    settings_reason,
+    state_changes,
+    state_reason,
+)
 from autosig.source.metadata import children, index_tree
 from autosig.source.project_modules import ModuleResolver
 
@@ -279,6 +286,11 @@ class ShapeUse:
     """ids of the defs the analysis walked: the traced code (its own writes are AS103's)."""
     view: ModuleView | None = field(default=None, repr=False)
     """The traced function's module, as the analysis read it."""
+    state_reason: str | None = None
+    """Why tracing fewer times is unsafe for the Python state read while tracing: state
+    the project changes (``trace_state.state_reason``), else settings code outside the
+    project may change (``trace_state.settings_reason``); None: neither, or not asked
+    (``shape_use``'s ``display``)."""
 
     def state_changes(self, project: OtherFiles | None, display: str) -> list[StateChange]:
         """The Python state read while tracing that the project changes (``trace_state``):
@@ -303,6 +315,9 @@ def shape_use(
     autograph: bool = True,
     modules: ModuleResolver | None = None,
     structures: Collection[str] = (),
+    *,
+    project: OtherFiles | None = None,
+    display: str | None = None,
 ) -> ShapeUse:
     """Static shape reads of ``params`` in ``function`` and the project code it calls.
 
@@ -313,7 +328,9 @@ def shape_use(
     ``modules`` parses another module of the project by dotted name (None when it is not
     in the project), so calls into imported project functions are followed too.
     ``structures``: parameters that were a tuple, list or dict in every call (unpacking or
-    iterating them reads no tensor's shape).
+    iterating them reads no tensor's shape). ``display``, the traced file's name: also
+    look for the state read while tracing that the project (``project``, its other files;
+    None: this file only) changes, and say why in ``ShapeUse.state_reason``.
     """
     view = ModuleView(wrapper, modules)
     tracer = _Tracer(view, dict(ranks or {}), autograph, frozenset(structures))
@@ -335,6 +352,9 @@ def shape_use(
     for state in result.state_reads:
         states.setdefault((state.code, state.line, state.via), state)
     result.state_reads = list(states.values())
+    if display is not None:
+        changes = result.state_changes(project, display)
+        result.state_reason = state_reason(changes) or settings_reason(result.state_reads)
     return result
 
 

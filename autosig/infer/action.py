@@ -46,8 +46,8 @@ COVERS = "input_signature covers "
 """How the signature's own first reason starts."""
 
 MIN_CALLS_FOR_DEFAULTS = 8
-"""Fewer calls than this: a short profile (``python_params.widen_for_domain`` widens the
-Python ints of such a profile). No length shows a function's domain
+"""Fewer calls than this: a short profile (``python_params`` widens the Python ints of
+such a profile). No length shows a function's domain
 (``domain_evidence``)."""
 
 
@@ -105,31 +105,30 @@ def decide_action(
         for r in others
         if r.blocker and (r.needed or r.info.kind in ("VAR_POSITIONAL", "VAR_KEYWORD"))
     ]
-    for r in signed:
-        if r.blocker is None and r.spec is None:
-            blockers.append(
-                Blocker.stated(r.info.name, "parameter", f"`{r.info.name}`", "has no spec")
-            )
+    kept_out = [
+        (r.info.name, "has no spec") for r in signed if r.blocker is None and r.spec is None
+    ]
+    """(parameter, why) where the signature itself keeps a parameter out."""
     star = next((r.info.name for r in others if r.info.kind == "VAR_POSITIONAL"), None)
     if star is not None:
         # Measured (TF 2.21): with *args, signed parameters become positional-only.
-        for r in signed:
-            if any(sig.passed.get(r.info.name) == "keyword" for sig in record.signatures):
-                blockers.append(
-                    Blocker.stated(
-                        r.info.name,
-                        "parameter",
-                        f"`{r.info.name}`",
-                        f"is passed by keyword, but next to `*{star}` an "
-                        "input_signature makes it positional-only",
-                    )
-                )
-    reasons.extend(b.reason for b in blockers)
+        kept_out += [
+            (
+                r.info.name,
+                f"is passed by keyword, but next to `*{star}` an input_signature makes it "
+                "positional-only",
+            )
+            for r in signed
+            if any(sig.passed.get(r.info.name) == "keyword" for sig in record.signatures)
+        ]
     narrowing: list[str] = []
-    if not reasons:
+    if not reasons and not blockers and not kept_out:
         asked = known_domain or bool(relaxing_policies(signed))
         narrowing = _narrowing(record, positional[last + 1 :] + others, asked)
-        reasons.extend(narrowing)
+    for name, why in kept_out:
+        blockers.append(Blocker.stated(name, "parameter", f"`{name}`", why))
+    reasons.extend(b.reason for b in blockers)
+    reasons.extend(narrowing)
     identical = len(record.signatures) == 1 and not record.signatures_dropped
     if identical and not any(r.leaf.object_type for r in results):
         return Decision(

@@ -20,10 +20,9 @@ from dataclasses import dataclass, field
 
 from autosig.analysis.project_writes import OtherFiles
 from autosig.analysis.shape_reads import ShapeRead, ShapeUse, autograph_enabled, shape_use
-from autosig.analysis.trace_state import settings_reason, state_reason
 from autosig.infer.observations import Observed, ParamResult
 from autosig.infer.plan import Blocker, ShapeRewrite
-from autosig.infer.probe_evidence import DimProof, dim_proof, tie_label
+from autosig.infer.probe_evidence import DimProof, ProbeProofs
 from autosig.infer.shape_rewrites import choose_rewrites
 from autosig.infer.specs import (
     DictNode,
@@ -99,10 +98,12 @@ def decide_shapes(
     record: FunctionRecord,
     observed: Observed,
     policies: dict[str, str],
+    proofs: ProbeProofs,
     modules: ModuleResolver | None = None,
 ) -> ShapeDecision:
     """Apply the shape policy to every tensor parameter's spec (``observed.results`` are
-    updated; ``observed``: the observation stage's facts, the shapes seen among them).
+    updated; ``observed``: the observation stage's facts, the shapes seen among them;
+    ``proofs``: what the probes proved, ``probe_evidence.probe_proofs``).
 
     ``policies`` maps a parameter to its relax policy (``auto``, ``none``, ``batch``,
     ``all``); specs arrive relaxed by ``batch``/``all`` already and unrelaxed for
@@ -127,7 +128,18 @@ def decide_shapes(
         to_free = set()  # tf.function(f): f stays a Python function others may call as is
     # each tensor parameter's leaves (the probes' path, spec), before any spec changes
     places = {id(r): list(_leaf_paths(r.spec, r.info.name)) for r in tensors}
-    use = shape_use(source.wrapper, site.function, names, ranks, autograph, modules, structures)
+    project, display = _project_of(modules)
+    use = shape_use(
+        source.wrapper,
+        site.function,
+        names,
+        ranks,
+        autograph,
+        modules,
+        structures,
+        project=project,
+        display=display,
+    )
     dynamic = choose_rewrites(
         source.wrapper,
         site.function,
@@ -153,14 +165,11 @@ def decide_shapes(
             ops = ", ".join(hidden[:3]) + (", ..." if len(hidden) > 3 else "")
             draws = f"probe: the steady-state graph has the stateful random ops {ops}"
             decision.random_reason = RANDOM_REASON.format(draws=draws)
-    decision.state_reason = state_reason(
-        use.state_changes(*_project_of(modules))
-    ) or settings_reason(use.state_reads)
+    decision.state_reason = use.state_reason
     control = use.control()
     choices: list[_Choice] = []
-    relaxed_labels: set[str] = set()
-    """Every dimension a relaxed trace leaves None (``path:dim``, the probes' labels)."""
-    method = site.site.is_method
+    relaxed: set[tuple[str, int]] = set()
+    """Every dimension a relaxed trace leaves None (the probes' path, the dimension)."""
     rewriting = bool(dynamic.rewrites)
     """The probes traced the original code: once static reads are rewritten to
     ``tf.shape()``, what they found read no longer describes the code the fix writes."""
@@ -181,7 +190,7 @@ def decide_shapes(
                 dim_reads = [x for x in reads if nested or x.reads_dim(dim)]
                 hard = [x for x in dim_reads if x.definite]
                 label = _dim_label(name, dim, nested)
-                proof = dim_proof(record.probe, path, dim, method=method)
+                proof = proofs.dims.get((path, dim))
                 if proof is not None and proof.evidence.verdict == "read" and rewriting:
                     proof = None  # a read of the code before the rewrite: the static rules decide
                 if size is None:
@@ -192,7 +201,7 @@ def decide_shapes(
                             decision.blockers.append(_probed_conflict(name, label, proof))
                         else:
                             decision.relaxed_warnings.append(_probed_read(label, proof))
-                    relaxed_labels.add(tie_label(path, dim))
+                    relaxed.add((path, dim))
                     continue
                 if policy != AUTO:
                     if _at_risk(dim, site, few_calls):
@@ -204,7 +213,7 @@ def decide_shapes(
                     choice = _Choice(r, index, dim, label, size, proof=proof, at_risk=at_risk)
                     choices.append(choice)
                     if proof.relax:
-                        relaxed_labels.add(tie_label(path, dim))
+                        relaxed.add((path, dim))
                     continue
                 if not at_risk:
                     # no profile length shows a dimension constant (review21 p5, p13b):
@@ -215,7 +224,7 @@ def decide_shapes(
                         decision.warnings.append(_pinned(label, size, record.calls, why))
                     else:
                         choices.append(_Choice(r, index, dim, label, size, at_risk=True))
-                        relaxed_labels.add(tie_label(path, dim))
+                        relaxed.add((path, dim))
                     continue
                 blocking = dim_reads or control
                 if blocking:
@@ -224,8 +233,8 @@ def decide_shapes(
                     )
                     continue
                 choices.append(_Choice(r, index, dim, label, size, at_risk=True))
-                relaxed_labels.add(tie_label(path, dim))
-    _untie(choices, relaxed_labels)
+                relaxed.add((path, dim))
+    _untie(choices, relaxed)
     new_shapes: dict[int, dict[int, list[Shape]]] = {}
     for choice in choices:
         _apply(choice, decision, record.calls, new_shapes)
@@ -257,7 +266,7 @@ class _Choice:
         return self.untied is None and (self.proof is None or self.proof.relax)
 
 
-def _untie(choices: list[_Choice], relaxed: set[str]) -> None:
+def _untie(choices: list[_Choice], relaxed: set[tuple[str, int]]) -> None:
     """Dimensions probed together are free only together: while a relaxed one has a tie
     that stays fixed, keep it fixed too."""
     changed = True
@@ -266,10 +275,10 @@ def _untie(choices: list[_Choice], relaxed: set[str]) -> None:
         for c in choices:
             if c.proof is None or not c.relax:
                 continue
-            missing = [t for t in c.proof.tied if t not in relaxed]
+            missing = [label for key, label in c.proof.tied.items() if key not in relaxed]
             if missing:
                 c.untied = missing[0]
-                relaxed.discard(tie_label(c.proof.evidence.param, c.dim))
+                relaxed.discard((c.proof.evidence.param, c.dim))
                 changed = True
 
 

@@ -306,7 +306,8 @@ class FunctionPlan:
     """Why the fix is unsafe: dimensions pinned without proof, random streams that change."""
     tried: tuple[str, ...] = ()
     """Parameters tensorized although the analysis could not decide (``fix --verify``
-    only: verification keeps the signature or falls back; autosig.infer.python_params.undecided)."""
+    only: verification keeps the signature or falls back;
+    ``autosig.analysis.python_values.NumberUses.undecided``)."""
     shape_rewrites: tuple[ShapeRewrite, ...] = ()
     """Static shape reads rewritten to ``tf.shape()`` together with the fix, so the
     dimensions they read can be None."""

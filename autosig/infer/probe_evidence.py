@@ -4,7 +4,9 @@
 per candidate (``autosig/profile/probe/``, records in ``autosig/profile/evidence.py``):
 a dimension relaxed to ``None`` or set to other sizes, a Python number as a scalar
 tensor. This module turns one record into what the plan may do with it, and the words
-the plan gives as its reason; ``dimensions.py`` and ``python_params.py`` call it.
+the plan gives as its reason. ``probe_proofs`` reads a function's evidence once, for both
+stages that use it (``python_params.py``: the numbers; ``dimensions.py``: the
+dimensions).
 
 Dimensions (``DimEvidence.verdict``):
 
@@ -36,7 +38,6 @@ profiles, probe budget 0) the planner's conservative rules apply unchanged.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 from autosig.profile.evidence import DimEvidence, NumberEvidence, ProbeEvidence
@@ -56,10 +57,8 @@ class DimProof:
     """Keeping the size rejects only sizes the original rejects too."""
     why: str
     """Why, in the words of the plan (after the dimension's label)."""
-
-    @property
-    def tied(self) -> list[str]:
-        return self.evidence.tied
+    tied: dict[tuple[str, int], str]
+    """The dimensions probed together with it, (path, dimension) -> label (``x:1``)."""
 
 
 def _clip(text: str, limit: int = MAX_ERROR) -> str:
@@ -80,18 +79,15 @@ def _sizes(d: DimEvidence) -> str:
     return ", ".join(dict.fromkeys(shown))
 
 
-def dim_proof(
-    evidence: ProbeEvidence | None, path: str, dim: int, *, method: bool
-) -> DimProof | None:
-    """What the probes showed about dimension ``dim`` of argument ``path``; None: nothing
-    (not probed, skipped, undecided): the planner's rules without evidence apply."""
-    if evidence is None:
+def _dim_proof(d: DimEvidence, method: bool) -> DimProof | None:
+    """What the probes showed about one dimension; None: nothing (skipped, undecided):
+    the planner's rules without evidence apply."""
+    if d.verdict not in ("free", "bounded", "fixed", "read"):
         return None
-    d = evidence.dim(path, dim)
-    if d is None or d.verdict not in ("free", "bounded", "fixed", "read"):
-        return None
+    tied = {_key(label): label for label in d.tied}
     if d.verdict == "free":
-        return DimProof(d, True, True, f"probe: free (traced at {_sizes(d)}: the same graph)")
+        why = f"probe: free (traced at {_sizes(d)}: the same graph)"
+        return DimProof(d, True, True, why, tied)
     if d.verdict == "bounded":
         return DimProof(
             d,
@@ -99,6 +95,7 @@ def dim_proof(
             True,
             f"probe: free where the code traces (traced at {_sizes(d)}); a size it rejects "
             f"({_at(d)}) fails when the op runs instead of when the code traces",
+            tied,
         )
     if d.verdict == "fixed" and not method:
         return DimProof(
@@ -106,6 +103,7 @@ def dim_proof(
             False,
             True,
             f"probe: fixed by the code ({_at(d)}): the original rejects other sizes too",
+            tied,
         )
     if d.verdict == "fixed" and d.relaxed_builds:
         return DimProof(
@@ -115,6 +113,7 @@ def dim_proof(
             f"probe: fixed by the code for the instance probed ({_at(d)}); another instance "
             "may take other sizes and a method's signature is every instance's, so None "
             "(the relaxed trace builds: this instance's other sizes fail when the op runs)",
+            tied,
         )
     if d.verdict == "fixed":
         return DimProof(
@@ -123,17 +122,15 @@ def dim_proof(
             False,
             f"probe: fixed by the code for the instance probed ({_at(d)}), but the relaxed "
             "trace does not build: another instance may take other sizes",
+            tied,
         )
-    return DimProof(d, False, False, f"probe: read ({_at(d)})")
+    return DimProof(d, False, False, f"probe: read ({_at(d)})", tied)
 
 
-def tie_label(path: str, dim: int) -> str:
-    return f"{path}:{dim}"
-
-
-def ties_hold(proof: DimProof, relaxed: set[str]) -> bool:
-    """Dimensions probed together are free only together: every tie is relaxed too."""
-    return all(label in relaxed for label in proof.tied)
+def _key(label: str) -> tuple[str, int]:
+    """``x[0]:1`` (a ``DimEvidence.label``) -> ``("x[0]", 1)``."""
+    path, _, dim = label.rpartition(":")
+    return path, int(dim)
 
 
 # -- Python numbers ------------------------------------------------------------------
@@ -150,12 +147,9 @@ class NumberProof:
     why: str
 
 
-def number_proof(evidence: ProbeEvidence | None, name: str) -> NumberProof | None:
-    """What the probes showed about Python number parameter ``name``; None: not probed."""
-    if evidence is None:
-        return None
-    n = evidence.number(name)
-    if n is None or (n.dtype_from == "unknown" and n.dtype is None and n.reason == "not probed"):
+def _number_proof(n: NumberEvidence) -> NumberProof | None:
+    """What the probes showed about one Python number parameter; None: not probed."""
+    if n.dtype_from == "unknown" and n.dtype is None and n.reason == "not probed":
         return None
     if n.dtype_from == "unused":
         return NumberProof(
@@ -172,6 +166,39 @@ def number_proof(evidence: ProbeEvidence | None, name: str) -> NumberProof | Non
     return NumberProof(n, None, f"probe: no scalar spec gives the original graph{where}: {reason}")
 
 
-def widest_int(dtypes: Sequence[str]) -> str:
-    """int64 if any of them is int64, else the first."""
-    return "int64" if "int64" in dtypes else dtypes[0]
+# -- one function's evidence, read once ----------------------------------------------
+
+
+@dataclass(frozen=True)
+class ProbeProofs:
+    """What the probes prove for one function: every dimension and Python number they
+    decided (one not in here: not probed, skipped or undecided; the planner's rules
+    without evidence apply)."""
+
+    dims: dict[tuple[str, int], DimProof]
+    """(argument path, dimension) -> its proof."""
+    numbers: dict[str, NumberProof]
+    """Python number parameter -> its proof."""
+
+
+def probe_proofs(evidence: ProbeEvidence | None, *, method: bool) -> ProbeProofs:
+    """Read the probe evidence of a function once (None: no probe record: nothing
+    proven). ``method``: the function is a method (a ``fixed`` verdict is about the
+    instance probed)."""
+    dims: dict[tuple[str, int], DimProof] = {}
+    numbers: dict[str, NumberProof] = {}
+    if evidence is None:
+        return ProbeProofs(dims, numbers)
+    first_dims: dict[tuple[str, int], DimEvidence] = {}
+    for d in evidence.dims:  # the first record of a dimension counts (ProbeEvidence.dim)
+        first_dims.setdefault(d.key, d)
+    for key, d in first_dims.items():
+        if (proof := _dim_proof(d, method)) is not None:
+            dims[key] = proof
+    first_numbers: dict[str, NumberEvidence] = {}
+    for n in evidence.numbers:  # the first record of a number counts (ProbeEvidence.number)
+        first_numbers.setdefault(n.param, n)
+    for name, n in first_numbers.items():
+        if (proof := _number_proof(n)) is not None:
+            numbers[name] = proof
+    return ProbeProofs(dims, numbers)

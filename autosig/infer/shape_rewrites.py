@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import libcst as cst
+from libcst.helpers import get_full_name_for_node
 from libcst.metadata import MetadataWrapper, QualifiedNameSource
 
 from autosig.analysis.python_values import short_code, target_names
@@ -1033,7 +1034,7 @@ def _module_variable_ranks(module: cst.Module) -> dict[str, int]:
 
 def _literal_rank(call: cst.Call) -> int | None:
     """``tf.Variable(tf.zeros([3, 4]))`` -> 2 (None: not written out)."""
-    func = short_code(call.func)
+    func = get_full_name_for_node(call.func) or ""
     if not call.args:
         return None
     first = call.args[0].value

@@ -37,7 +37,8 @@ from autosig.infer.library import library_plan
 from autosig.infer.observations import InferOptions, observe
 from autosig.infer.paired_trace import pair
 from autosig.infer.plan import FunctionPlan, GuardedTrace, ParamPlan
-from autosig.infer.python_params import decide_python_params, tried_reason
+from autosig.infer.probe_evidence import probe_proofs
+from autosig.infer.python_params import decide_python_params
 from autosig.infer.specs import render_spec
 from autosig.profile.format import FunctionRecord
 from autosig.source.discover import FunctionSite, Source
@@ -122,10 +123,12 @@ def _plan(
     short = frozenset()
     if record.calls < MIN_CALLS_FOR_DEFAULTS and not record.signatures_dropped:
         short = observed.python_ints
-    decide_python_params(source, site, results, modules, options.try_uncertain, record.probe, short)
-    tried_reasons = {r.info.name: tried_reason(r.info.name, r.tried) for r in results if r.tried}
+    proofs = probe_proofs(record.probe, method=site.site.is_method)
+    tried_reasons = decide_python_params(
+        source, site, results, proofs, modules, options.try_uncertain, short
+    )
     policies = {r.info.name: r.relax for r in results}
-    shapes = decide_shapes(source, site, record, observed, policies, modules)
+    shapes = decide_shapes(source, site, record, observed, policies, proofs, modules)
     distributed = plan_distributed(source, site, record, observed, shapes.use)
     decision = decide_action(record, site, results, shapes, not options.guarded_trace)
     action, reasons = decision.action, decision.reasons
