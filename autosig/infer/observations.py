@@ -581,7 +581,7 @@ class InferOptions:
     try_uncertain: bool = False
     """Tensorize Python numbers and strings whose uses the analysis cannot decide, as an
     unsafe fix (``fix --verify --unsafe-fixes``: verification then keeps or drops them;
-    autosig.infer.python_params.undecided)."""
+    ``analysis.python_values.NumberUses.undecided``)."""
     root: Path | None = None
     """The profile's project root: where the shape-use analysis finds imported modules."""
     guarded_trace: bool = True

@@ -320,7 +320,7 @@ class FunctionPlan:
     """With ``action == "guarded_trace"``: why and where."""
     suppressed_on: int | None = None
     """The line of the ``# autosig: ignore`` comment that covers this plan's rewrite
-    (AS201): ``fix`` leaves the function as it is (``planning.plan_fixes``)."""
+    (AS201): the plan leaves the function as it is (``findings.honour_comments``)."""
     unpaired: Unpaired | None = None
     """With a guarded trace whose specs take the Python numbers the call sites pass as
     tensors (``call_sites``): the plan without it. The seeding trace helps only calls

@@ -300,7 +300,7 @@ class FixSession:
 
         ``try_uncertain`` (``--verify --unsafe-fixes``): tensorize Python values the
         analysis cannot decide, as unsafe fixes; verification keeps or drops them
-        (``autosig.infer.python_params``, undecided). ``others``: the files being fixed
+        (``analysis.python_values.NumberUses.undecided``). ``others``: the files being fixed
         that hold no tf.function. A function outside the files being fixed whose
         recorded calls are in them is planned too (its file read, never written), for
         those calls only.
