@@ -126,30 +126,20 @@ def honour_comments(
     return replace(entry, findings=kept)
 
 
-def suppressing_line(
-    text: str, path: str, qualname: str, line: int, parsed: dict[str, Source] | None = None
-) -> int | None:
+def suppressing_line(text: str, path: str, qualname: str, line: int) -> int | None:
     """The def/decorator line whose ignore comment covers ``qualname``'s profile fix.
 
     A bare ``# autosig: ignore`` or one naming AS201 (or a prefix such as AS2) on the
     ``def`` line, a decorator line or the ``tf.function(...)`` call silences the
     rewrite that ``fix --profile`` would make, exactly as ``check`` and static ``fix``
     honour it. None when nothing covers it (or the file does not parse).
-    ``parsed``: parses of this version of the files (path -> Source) to read and fill.
     """
     if "autosig" not in text:
         return None
-    try:
-        suppressions = Suppressions.from_text(text)
-    except Exception:  # noqa: BLE001 - unreadable comments suppress nothing
-        return None
+    suppressions = Suppressions.of_file(text, None)
     if not suppressions:
         return None
-    source = parsed.get(path) if parsed is not None else None
-    if source is None:
-        source = Source.parse(text, path)
-        if parsed is not None:
-            parsed[path] = source
+    source = Source.parse(text, path)
     site = source.locate(qualname, line)
     lines = {line, *(source.site_lines(site) if site is not None else ())}
     for candidate in sorted(lines):
