@@ -53,7 +53,7 @@ from autosig.infer.build_first import variable_creation_retraces
 from autosig.infer.dimensions import ShapeDecision
 from autosig.infer.domain_evidence import asked, evidence, narrowing_text
 from autosig.infer.guarded_trace_placement import NoPlacement, Placement, Seeded, place_seeding
-from autosig.infer.observations import ParamResult, tensor_shapes
+from autosig.infer.observations import InferOptions, ParamResult, tensor_shapes
 from autosig.infer.plan import Action, GuardedTrace
 from autosig.infer.specs import (
     DictNode,
@@ -64,6 +64,7 @@ from autosig.infer.specs import (
     SpecNode,
     TensorSpecNode,
     TupleNode,
+    render_spec,
 )
 from autosig.profile.format import FunctionRecord
 from autosig.source.discover import FunctionSite, Source
@@ -93,35 +94,135 @@ class GuardedChoice:
     """What shows the domain, where the signature is the fix (``domain_evidence``)."""
 
 
-def domain_unknown(
+@dataclasses.dataclass(frozen=True)
+class GuardedFacts:
+    """What the choice asks of the domain evidence, the profile and the file, asked once
+    per function (``gather``): the first choice (``decide``) and the paired trace's
+    (``paired_trace.pair``) read it."""
+
+    signed: list[ParamResult]
+    """The parameters a signature would hold."""
+    shown: str | None
+    """What shows the domain (``domain_evidence``), or None."""
+    why_not: str
+    """Why nothing shows it (with ``shown`` None)."""
+    creates_variables: bool
+    """The first call creates variables (``build_first.variable_creation_retraces``)."""
+    seen: dict[str, dict[str, set]]
+    """The tensor shapes the profile saw, by parameter (``observations.tensor_shapes``)."""
+    placement: Placement | NoPlacement | Seeded | None
+    """Where a seeding call goes in the function's own file (asked where the domain is
+    unknown)."""
+    runtime_started: bool
+    """The module starts TensorFlow's runtime at import anyway (asked for a module-level
+    placement)."""
+
+
+def gather(
     record: FunctionRecord,
+    source: Source,
+    site: FunctionSite,
+    results: list[ParamResult],
     decision: Decision,
-    results: list[ParamResult] | None = None,
     root: Path | None = None,
-    own: Source | None = None,
-) -> str | None:
+) -> GuardedFacts | None:
+    """The facts of the choice, or None where no signature is planned at all (no
+    guarded trace to choose)."""
+    if not decision.narrowing and decision.action != "signature":
+        return None
+    signed = [r for r in results if r.info.name in decision.signed]
+    shown, why_not = None, ""
+    if not decision.narrowing:
+        shown, why_not = evidence(record, signed, root, source)
+    creates = variable_creation_retraces(record)[0]
+    seen = tensor_shapes(record)
+    placement: Placement | NoPlacement | Seeded | None = None
+    started = False
+    if (decision.narrowing or shown is None) and site.function is not None:
+        assert source.wrapper is not None
+        placement = place_seeding(MetadataView(source.wrapper), site.function)
+        if isinstance(placement, Placement) and placement.init is None:
+            started = runtime_started(MetadataView(source.wrapper))
+    return GuardedFacts(signed, shown, why_not, creates, seen, placement, started)
+
+
+def domain_unknown(facts: GuardedFacts, decision: Decision) -> str | None:
     """Why a signature would narrow what the original accepts with nothing showing the
     calls stay within it, or None (evidence shows the domain: keep the signature;
     ``domain_evidence``)."""
     if decision.narrowing:
         return "; ".join(decision.narrowing)
-    if decision.action != "signature":
+    if facts.shown is not None:
         return None
-    signed = [r for r in results or () if r.info.name in decision.signed]
-    shown, why_not = evidence(record, signed, root, own)
-    if shown is not None:
-        return None
-    return f"{narrowing_text(signed)}; nothing shows the calls stay within it ({why_not})"
+    return (
+        f"{narrowing_text(facts.signed)}; nothing shows the calls stay within it ({facts.why_not})"
+    )
 
 
-def choose(
+@dataclasses.dataclass(frozen=True)
+class Guarded:
+    """The stage's answer (``decide``): the function's action and reasons with or without
+    a guarded trace."""
+
+    action: Action
+    reasons: list[str]
+    guarded: GuardedTrace | None = None
+    unsafe: str | None = None
+    """Why the guarded trace may change behaviour (the plan's warning)."""
+    narrowed: str | None = None
+    """With an unsafe signature: what it narrows (the plan's warning)."""
+    signature_kept_out: bool = False
+    """A signature was planned but not written, nothing showing its domain: the call
+    sites may pass its Python numbers as tensors instead (``call_site_plan``)."""
+    facts: GuardedFacts | None = None
+    """What the choice read (None: the guarded trace is off, or no signature planned)."""
+
+
+def decide(
     record: FunctionRecord,
     source: Source,
     site: FunctionSite,
     results: list[ParamResult],
     decision: Decision,
     shapes: ShapeDecision,
-    root: Path | None = None,
+    options: InferOptions,
+) -> Guarded:
+    """The guarded-trace stage: where a signature would narrow what the original accepts
+    with nothing showing the domain, the guarded trace (its specs set on ``results``), or
+    what ``settle`` keeps instead; else ``decision``'s action and reasons."""
+    facts = None
+    if options.guarded_trace:
+        facts = gather(record, source, site, results, decision, options.root)
+    choice = choose(facts, record, site, decision, shapes) if facts is not None else None
+    reasons = decision.reasons
+    if choice is None:
+        return Guarded(decision.action, reasons, facts=facts)
+    guarded = choice.guarded
+    if guarded is None:  # a signature with evidence of the domain, or not safe
+        settled = settle(choice, decision, reasons, shapes, site, options.unsafe_fixes, record)
+        kept_out = bool(choice.kept) and decision.action == "signature"
+        return Guarded(
+            settled.action, settled.reasons, None, None, settled.narrowed, kept_out, facts
+        )
+    for r in results:
+        r.spec = choice.specs.get(r.info.name)
+    own = set(decision.narrowing)  # the signature's words, not the guarded trace's
+    shown = ", ".join(f"{name}: {render_spec(spec)}" for name, spec in choice.specs.items())
+    reasons = [
+        f"guarded relaxed trace, not an input_signature: {guarded.why}; one trace of "
+        f"({shown}) {guarded.where}: calls that fit reuse it, every other call traces as "
+        "the original would (nothing rejected or cast)",
+        *(r for r in reasons if r not in own and not r.startswith(COVERS)),
+    ]
+    return Guarded("guarded_trace", reasons, guarded, choice.unsafe, facts=facts)
+
+
+def choose(
+    facts: GuardedFacts,
+    record: FunctionRecord,
+    site: FunctionSite,
+    decision: Decision,
+    shapes: ShapeDecision,
     tensorized: frozenset[str] = frozenset(),
     at_instances: bool = False,
 ) -> GuardedChoice | None:
@@ -133,33 +234,31 @@ def choose(
     ``at_instances``: a method seeded in its callers' files, after each recorded call's
     instance is made (``paired_trace``; found there by ``analysis/instance_bindings``),
     so no place in its own file is needed."""
-    why = domain_unknown(record, decision, results, root, source)
+    why = domain_unknown(facts, decision)
     if why is None:
         if decision.action != "signature":
             return None
-        signed = [r for r in results if r.info.name in decision.signed]
-        shown, _ = evidence(record, signed, root, source)
-        return GuardedChoice(None, {}, shown=shown or "")
-    signed = [r for r in results if r.info.name in decision.signed]
-    refusal = _refusal(record, signed, shapes, tensorized)
-    placement: Placement | NoPlacement | Seeded | None = None
+        return GuardedChoice(None, {}, shown=facts.shown or "")
+    signed = facts.signed
+    refusal = _refusal(record, facts, shapes, tensorized)
+    placement = facts.placement
     if refusal is None and at_instances:
         refusal = _not_outermost(site)
     elif refusal is None:
-        assert source.wrapper is not None and site.function is not None
-        placement = place_seeding(MetadataView(source.wrapper), site.function)
+        assert placement is not None
         if isinstance(placement, NoPlacement):
             refusal = f"no place for the seeding call: {placement.reason}"
         else:
             refusal = _not_outermost(site)
     if refusal is not None:
         return GuardedChoice(None, {}, kept=f"{why}; no guarded relaxed trace: {refusal}")
-    specs = {r.info.name: _pinned(record, r) for r in signed}
+    specs = {r.info.name: _pinned(record, facts, r) for r in signed}
     if at_instances:
         guarded = GuardedTrace(
             why=why, where=INSTANCES_WHERE, params=tuple(specs), at_instances=True
         )
         return GuardedChoice(guarded, specs)
+    assert placement is not None
     where = (
         placement.describe()
         if isinstance(placement, Placement)
@@ -167,7 +266,7 @@ def choose(
     )
     unsafe = None
     if isinstance(placement, Placement) and placement.init is None:
-        if not runtime_started(MetadataView(source.wrapper)):
+        if not facts.runtime_started:
             if not shapes.use.state_reads:
                 # not placed: the safe default (``settle``) applies instead
                 return GuardedChoice(
@@ -178,12 +277,7 @@ def choose(
             # the unsafe guarded trace is offered (measured: reduce_retracing there broke
             # 2 contract programs of class 22)
             unsafe = RUNTIME_REASON
-    guarded = GuardedTrace(
-        why=why,
-        where=where,
-        params=tuple(specs),
-        line=placement.line if placement is not None else 0,
-    )
+    guarded = GuardedTrace(why=why, where=where, params=tuple(specs), line=placement.line)
     return GuardedChoice(guarded, specs, unsafe=unsafe)
 
 
@@ -331,11 +425,12 @@ def outermost(site: FunctionSite) -> bool:
 
 def _refusal(
     record: FunctionRecord,
-    signed: list[ParamResult],
+    facts: GuardedFacts,
     shapes: ShapeDecision,
     tensorized: frozenset[str] = frozenset(),
 ) -> str | None:
     """Why the guarded trace cannot help or is not safe here (None: it may be written)."""
+    signed = facts.signed
     if not signed:
         return "no tensor parameter to seed"
     missing = [r.info.name for r in signed if r.spec is None]
@@ -362,7 +457,7 @@ def _refusal(
             f"the probes found stateful random ops ({ops}): a trace at import runs before "
             "the program seeds"
         )
-    if variable_creation_retraces(record)[0]:
+    if facts.creates_variables:
         return (
             "its first call creates variables (TensorFlow traced it again): the seeding "
             "trace would create them with relaxed shapes"
@@ -393,11 +488,11 @@ def _nodes(spec: SpecNode | None) -> Iterator[SpecNode]:
             yield from _nodes(item)
 
 
-def _pinned(record: FunctionRecord, r: ParamResult) -> SpecNode:
+def _pinned(record: FunctionRecord, facts: GuardedFacts, r: ParamResult) -> SpecNode:
     """``r``'s spec with every dimension that never varied and that the probes did not
     find free kept at its size."""
     assert r.spec is not None
-    seen = tensor_shapes(record).get(r.info.name, {})
+    seen = facts.seen.get(r.info.name, {})
     name = r.info.name
 
     def walk(node: SpecNode, path: str, inner: str) -> SpecNode:

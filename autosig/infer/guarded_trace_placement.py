@@ -27,6 +27,7 @@ the file's text, never the user's code.
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
@@ -35,7 +36,7 @@ from libcst.helpers import get_full_name_for_node
 
 from autosig.analysis.optimizer_build import first_parameter
 from autosig.analysis.trace_state import target_leaves
-from autosig.source.metadata import MetadataView, iter_tree
+from autosig.source.metadata import MetadataView, index_tree
 
 MAIN_GUARD = '__name__ == "__main__"'
 SEED_METHOD = "get_concrete_function"
@@ -86,37 +87,226 @@ def place_seeding(
     if not isinstance(function, cst.FunctionDef):
         return NoPlacement("a lambda has no name to seed through")
     cls = ctx.enclosing_class(function)
-    if cls is not None:
-        return _method_placement(ctx, cls, function)
     parent = ctx.parent(function)
+    facts = module_facts(ctx)
+    if cls is not None:
+        return _method_placement(facts, cls, function)
     if parent is not ctx.module:
         return NoPlacement(
             "it is defined inside another function or block: its seeding call would run "
             "each time that code runs"
         )
-    return _module_placement(ctx, function)
+    return _module_placement(facts, ctx.module, function)
+
+
+# -- what the placement asks of the whole file, gathered once ----------------------------
+
+
+@dataclass(frozen=True)
+class AttributeUse:
+    """An attribute ``x.attr`` met in the module (``ModuleFacts.attributes``)."""
+
+    node: cst.Attribute
+    line: int
+    ancestors: tuple[cst.CSTNode, ...]
+    """The nodes around it, innermost first."""
+    assigned: bool
+    """It is itself a target of ``=`` (through tuples), ``+=`` or ``: T =``."""
+    changed: bool
+    """It, or an item or attribute of it (``x.a[k]``, ``x.a.b``), is a target of an
+    assignment or ``del``."""
+    method: str | None
+    """The method called on it or on an item or attribute of it (``x.a.update(...)``)."""
+
+    def within(self, node: cst.CSTNode) -> bool:
+        return any(a is node for a in self.ancestors)
+
+
+@dataclass(frozen=True)
+class BuildCall:
+    """A ``<x>.build/load_weights/set_weights(...)`` call (``BUILD_METHODS``)."""
+
+    method: str
+    root: str
+    """``x``'s root name (``_root_name``)."""
+    ancestors: tuple[cst.CSTNode, ...]
+    line: int
+
+
+@dataclass(frozen=True)
+class ModuleFacts:
+    """What the placement asks of the whole file, gathered in one pass over its tree
+    (``module_facts``), in the order ``iter_tree`` meets the nodes (the order the
+    questions walked the file in before: the one reported first is unchanged)."""
+
+    attributes: tuple[AttributeUse, ...]
+    builds: tuple[BuildCall, ...]
+    global_names: frozenset[str]
+    """Names some ``global`` statement rebinds."""
+    imported: frozenset[str]
+    """Top-level names bound by an import (``_imported``)."""
+    names: dict[cst.CSTNode, frozenset[str]]
+    """Top-level statement -> the names it reads or binds anywhere inside it."""
+    seeds: dict[cst.CSTNode, frozenset[str]]
+    """A ``try`` carrying ``MARK`` -> what its body calls ``get_concrete_function`` on."""
+    starts: dict[cst.CSTNode, int]
+    """First line of each statement, attribute, subscript and call."""
+    ends: dict[cst.CSTNode, int]
+    """Last line of each statement."""
+
+
+POSITIONED = (cst.BaseStatement, cst.Attribute, cst.Subscript, cst.Call)
+
+_FACTS: weakref.WeakKeyDictionary[MetadataView, ModuleFacts] = weakref.WeakKeyDictionary()
+
+
+def module_facts(ctx: MetadataView) -> ModuleFacts:
+    """The facts of ``ctx``'s module (gathered once per view, then shared)."""
+    facts = _FACTS.get(ctx)
+    if facts is None:
+        facts = _FACTS[ctx] = _collect(ctx)
+    return facts
+
+
+def _collect(ctx: MetadataView) -> ModuleFacts:
+    nodes, parents, _ = index_tree(ctx.module)
+    starts = {n: ctx.position(n)[0] for n in nodes if isinstance(n, POSITIONED)}
+    ends = {n: ctx.line_span(n)[-1] for n in nodes if isinstance(n, cst.BaseStatement)}
+    seed_calls = {n: ctx.code(n.func.value) for n in nodes if _is_call_of(n, SEED_METHOD)}
+    module = ctx.module
+    top: dict[cst.CSTNode, cst.CSTNode] = {}
+    names: dict[cst.CSTNode, set[str]] = {s: set() for s in module.body}
+    attributes: list[AttributeUse] = []
+    builds: list[BuildCall] = []
+    global_names: set[str] = set()
+    seeds: dict[cst.CSTNode, set[str]] = {}
+    for node in nodes:
+        parent = parents.get(node)
+        if parent is module and node in names:
+            top[node] = node
+        elif parent is not None and parent in top:
+            top[node] = top[parent]
+        if isinstance(node, cst.Name) and node in top:
+            names[top[node]].add(node.value)
+        elif isinstance(node, cst.Global):
+            global_names.update(name.name.value for name in node.names)
+        elif isinstance(node, cst.Attribute):
+            attributes.append(_attribute_use(node, parents, starts[node]))
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+            if node.func.attr.value in BUILD_METHODS:
+                method, root = node.func.attr.value, _root_name(node.func.value)
+                builds.append(BuildCall(method, root, _ancestors(node, parents), starts[node]))
+            if node in seed_calls:
+                for marked in _marked_tries(node, parents):
+                    seeds.setdefault(marked, set()).add(seed_calls[node])
+    return ModuleFacts(
+        tuple(attributes),
+        tuple(builds),
+        frozenset(global_names),
+        frozenset(_imported(list(module.body))),
+        {s: frozenset(found) for s, found in names.items()},
+        {t: frozenset(found) for t, found in seeds.items()},
+        starts,
+        ends,
+    )
+
+
+def _is_call_of(node: cst.CSTNode, method: str) -> bool:
+    return (
+        isinstance(node, cst.Call)
+        and isinstance(node.func, cst.Attribute)
+        and node.func.attr.value == method
+    )
+
+
+def _ancestors(
+    node: cst.CSTNode, parents: dict[cst.CSTNode, cst.CSTNode]
+) -> tuple[cst.CSTNode, ...]:
+    out = []
+    current = parents.get(node)
+    while current is not None:
+        out.append(current)
+        current = parents.get(current)
+    return tuple(out)
+
+
+def _attribute_use(
+    node: cst.Attribute, parents: dict[cst.CSTNode, cst.CSTNode], line: int
+) -> AttributeUse:
+    outer: cst.CSTNode = node
+    parent = parents.get(outer)
+    while isinstance(parent, (cst.Attribute, cst.Subscript)) and parent.value is outer:
+        outer, parent = parent, parents.get(parent)
+    method = None
+    if (
+        outer is not node
+        and isinstance(parent, cst.Call)
+        and isinstance(outer, cst.Attribute)
+        and parent.func is outer
+    ):
+        method = outer.attr.value
+    kind = _target_of(node, parents)
+    return AttributeUse(
+        node,
+        line,
+        _ancestors(node, parents),
+        assigned=kind in (cst.AssignTarget, cst.AugAssign, cst.AnnAssign),
+        changed=_target_of(outer, parents) is not None,
+        method=method,
+    )
+
+
+def _target_of(node: cst.CSTNode, parents: dict[cst.CSTNode, cst.CSTNode]) -> type | None:
+    """The kind of statement ``node`` is a target of (``AssignTarget`` through tuples,
+    lists and starred elements; ``AugAssign``/``AnnAssign``; ``Del``), else None."""
+    parent = parents.get(node)
+    while isinstance(parent, (cst.Tuple, cst.List, cst.Element, cst.StarredElement)):
+        parent = parents.get(parent)
+    if isinstance(parent, cst.AssignTarget):
+        return cst.AssignTarget
+    if isinstance(parent, (cst.AugAssign, cst.AnnAssign)) and parent.target is node:
+        return type(parent)
+    if isinstance(parent, cst.Del):
+        return cst.Del
+    return None
+
+
+def _marked_tries(node: cst.CSTNode, parents: dict[cst.CSTNode, cst.CSTNode]) -> Iterator[cst.Try]:
+    """The ``try`` statements carrying ``MARK`` whose body holds ``node``."""
+    inner, current = node, parents.get(node)
+    while current is not None:
+        if isinstance(current, cst.Try) and current.body is inner and _marked(current):
+            yield current
+        inner, current = current, parents.get(current)
+
+
+def _marked(node: cst.Try) -> bool:
+    if not isinstance(node.body, cst.IndentedBlock):
+        return False
+    comment = node.body.header.comment
+    return comment is not None and MARK in comment.value
 
 
 # -- module-level functions ----------------------------------------------------------
 
 
 def _module_placement(
-    ctx: MetadataView, function: cst.FunctionDef
+    facts: ModuleFacts, module: cst.Module, function: cst.FunctionDef
 ) -> Placement | NoPlacement | Seeded:
     name = function.name.value
-    seeded = _existing_seed(ctx, ctx.module.body, name)
+    seeded = _existing_seed(facts, module.body, name)
     if seeded is not None:
         return Seeded(seeded)
-    body = list(ctx.module.body)
+    body = list(module.body)
     bindings = _top_level_bindings(body)
     rebound = [i for i in bindings.get(name, ()) if body[i] is not function]
     if rebound:
-        line = ctx.position(body[rebound[0]])[0]
+        line = facts.starts[body[rebound[0]]]
         return NoPlacement(
             f"line {line} binds `{name}` too: the seeding call may not reach the tf.function"
         )
-    globals_read = _globals_read(function, body, bindings)
-    by_global = _rebound_by_global(ctx.module) & globals_read
+    globals_read = _globals_read(facts, function, body, bindings)
+    by_global = facts.global_names & globals_read
     if by_global:
         first = sorted(by_global)[0]
         return NoPlacement(
@@ -135,15 +325,14 @@ def _module_placement(
         )
     if isinstance(anchor, cst.If) and _is_main_guard(anchor):
         return NoPlacement('a name it reads is bound in `if __name__ == "__main__":`')
-    changed = _changed_later(ctx, body[anchor_index + 1 :], globals_read, _imported(body))
+    changed = _changed_later(facts, body[anchor_index + 1 :], globals_read)
     if changed is not None:
         read, at = changed
         return NoPlacement(
             f"it reads `{read}`, which line {at} changes after the seeding point (a store "
             "into it or a method call on it): a seeding trace would keep the old value"
         )
-    line = ctx.line_span(anchor)[-1]
-    return Placement(name, anchor, None, "", line)
+    return Placement(name, anchor, None, "", facts.ends[anchor])
 
 
 def _imported(body: list[cst.BaseStatement]) -> set[str]:
@@ -159,10 +348,9 @@ def _imported(body: list[cst.BaseStatement]) -> set[str]:
 
 
 def _changed_later(
-    ctx: MetadataView,
+    facts: ModuleFacts,
     later: list[cst.BaseStatement],
     reads: set[str],
-    imported: set[str],
 ) -> tuple[str, int] | None:
     """A name of ``reads`` that a top-level statement of ``later`` (the main block
     included; function and class bodies aside) mutates without rebinding it: a store into
@@ -180,13 +368,13 @@ def _changed_later(
             elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
                 root = _root_name(node.func.value)
                 reading = node.func.attr.value in READ_ONLY_METHODS
-                if root in reads and root not in imported and not reading:
-                    return root, ctx.position(node)[0]
+                if root in reads and root not in facts.imported and not reading:
+                    return root, facts.starts[node]
             for target in targets:
                 if isinstance(target, (cst.Subscript, cst.Attribute)):
                     root = _root_name(target)
                     if root in reads:
-                        return root, ctx.position(target)[0]
+                        return root, facts.starts[target]
     return None
 
 
@@ -250,12 +438,11 @@ def _walk_outside_scopes(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
         stack.extend(reversed(current.children))
 
 
-def _names_read(node: cst.CSTNode) -> set[str]:
-    return {n.value for n in iter_tree(node) if isinstance(n, cst.Name)}
-
-
 def _globals_read(
-    function: cst.FunctionDef, body: list[cst.BaseStatement], bindings: dict[str, list[int]]
+    facts: ModuleFacts,
+    function: cst.FunctionDef,
+    body: list[cst.BaseStatement],
+    bindings: dict[str, list[int]],
 ) -> set[str]:
     """The module's top-level names ``function`` reads, following the module's own
     functions and classes it reads (a helper's globals must exist too)."""
@@ -271,22 +458,13 @@ def _globals_read(
         if id(node) in seen:
             continue
         seen.add(id(node))
-        for name in _names_read(node) & bindings.keys():
+        for name in facts.names[node] & bindings.keys():
             if name == function.name.value and node is function:
                 continue
             found.add(name)
             todo.extend(definitions.get(name, ()))
     found.discard(function.name.value)
     return found
-
-
-def _rebound_by_global(module: cst.Module) -> set[str]:
-    return {
-        name.name.value
-        for node in iter_tree(module)
-        if isinstance(node, cst.Global)
-        for name in node.names
-    }
 
 
 def _is_main_guard(statement: cst.CSTNode) -> bool:
@@ -297,7 +475,7 @@ def _is_main_guard(statement: cst.CSTNode) -> bool:
 
 
 def _existing_seed(
-    ctx: MetadataView, statements: Iterable[cst.BaseStatement], target: str
+    facts: ModuleFacts, statements: Iterable[cst.BaseStatement], target: str
 ) -> int | None:
     """The line of autosig's own seeding statement among ``statements`` (top level, or
     ``__init__``'s body): a ``try`` whose header carries ``MARK`` and calls
@@ -308,20 +486,8 @@ def _existing_seed(
         tries = [statement]
         if isinstance(statement, cst.If) and isinstance(statement.body, cst.IndentedBlock):
             tries = list(statement.body.body)
-        for node in tries:
-            if not (isinstance(node, cst.Try) and isinstance(node.body, cst.IndentedBlock)):
-                continue
-            comment = node.body.header.comment
-            if comment is None or MARK not in comment.value:
-                continue
-            if any(
-                isinstance(call, cst.Call)
-                and isinstance(call.func, cst.Attribute)
-                and call.func.attr.value == SEED_METHOD
-                and ctx.code(call.func.value) == target
-                for call in iter_tree(node.body)
-            ):
-                return ctx.position(statement)[0]
+        if any(target in facts.seeds.get(node, ()) for node in tries):
+            return facts.starts[statement]
     return None
 
 
@@ -329,7 +495,7 @@ def _existing_seed(
 
 
 def _method_placement(
-    ctx: MetadataView, cls: cst.ClassDef, method: cst.FunctionDef
+    facts: ModuleFacts, cls: cst.ClassDef, method: cst.FunctionDef
 ) -> Placement | NoPlacement | Seeded:
     name = method.name.value
     if name.startswith("__") and not name.endswith("__"):
@@ -351,13 +517,13 @@ def _method_placement(
     if own is None:
         return NoPlacement("`__init__` has no self parameter")
     target = f"{own}.{name}"
-    seeded = _existing_seed(ctx, init.body.body, target)
+    seeded = _existing_seed(facts, init.body.body, target)
     if seeded is not None:
         return Seeded(seeded)
     if any(isinstance(n, cst.Return) for n in _walk_outside_scopes(init.body)):
         return NoPlacement("`__init__` may return early: its last statement may not run")
-    reads = _self_reads(cls, method)
-    set_in_init = _self_stores(init, own)
+    reads = _self_reads(facts, cls, method)
+    set_in_init = _self_stores(facts, init, own)
     in_class = _class_body_names(cls)
     missing = sorted(reads - set_in_init - in_class)
     if missing:
@@ -365,14 +531,14 @@ def _method_placement(
             f"it reads `self.{missing[0]}`, which `{cls.name.value}.__init__` does not set: "
             "it may not exist, or be another value, when the instance is created"
         )
-    elsewhere = _stored_outside(ctx, cls, init, reads)
+    elsewhere = _stored_outside(facts, cls, init, reads)
     if elsewhere is not None:
         attr, line = elsewhere
         return NoPlacement(
             f"it reads `self.{attr}`, which line {line} changes after `__init__`: the "
             "first call may trace with another value"
         )
-    built = _built_outside(ctx, init)
+    built = _built_outside(facts, init)
     if built is not None:
         method, line = built
         return NoPlacement(
@@ -380,34 +546,24 @@ def _method_placement(
             "layer of it, maybe): a seed in `__init__` would trace before the variables "
             "exist or are loaded"
         )
-    line = ctx.line_span(init)[-1]
-    return Placement(target, None, init, cls.name.value, line)
+    return Placement(target, None, init, cls.name.value, facts.ends[init])
 
 
 BUILD_METHODS = frozenset({"build", "load_weights", "set_weights"})
 """Calls that make or replace a Keras model's variables after construction."""
 
 
-def _built_outside(ctx: MetadataView, init: cst.FunctionDef) -> tuple[str, int] | None:
+def _built_outside(facts: ModuleFacts, init: cst.FunctionDef) -> tuple[str, int] | None:
     """A ``<x>.build/load_weights/set_weights(...)`` call outside ``init`` (on any object
     but an imported module: it may be the instance or one of its layers)."""
-    imported = _imported(list(ctx.module.body))
-    for node in iter_tree(ctx.module):
-        if not (
-            isinstance(node, cst.Call)
-            and isinstance(node.func, cst.Attribute)
-            and node.func.attr.value in BUILD_METHODS
-        ):
+    for call in facts.builds:
+        if call.root in facts.imported or any(a is init for a in call.ancestors):
             continue
-        if _root_name(node.func.value) in imported:
-            continue
-        if any(a is init for a in ctx.ancestors(node)):
-            continue
-        return node.func.attr.value, ctx.position(node)[0]
+        return call.method, call.line
     return None
 
 
-def _self_reads(cls: cst.ClassDef, method: cst.FunctionDef) -> set[str]:
+def _self_reads(facts: ModuleFacts, cls: cst.ClassDef, method: cst.FunctionDef) -> set[str]:
     """``self.<attr>`` names ``method`` reads, following the class's methods it calls."""
     methods = {s.name.value: s for s in cls.body.body if isinstance(s, cst.FunctionDef)}
     found: set[str] = set()
@@ -419,42 +575,29 @@ def _self_reads(cls: cst.ClassDef, method: cst.FunctionDef) -> set[str]:
             continue
         done.add(current.name.value)
         own = first_parameter(current)
-        for attr in _attributes_of(current, own):
+        for attr in _attributes_of(facts, current, own):
             found.add(attr)
             if attr in methods and attr != method.name.value:
                 todo.append(methods[attr])
     return found
 
 
-def _attributes_of(function: cst.FunctionDef, own: str | None) -> Iterable[str]:
+def _attributes_of(facts: ModuleFacts, function: cst.FunctionDef, own: str | None) -> Iterable[str]:
     if own is None:
         return ()
-    return {
-        node.attr.value
-        for node in iter_tree(function.body)
-        if isinstance(node, cst.Attribute)
-        and isinstance(node.value, cst.Name)
-        and node.value.value == own
-    }
+    return {use.node.attr.value for use in _own_attributes(facts, function.body, own)}
 
 
-def _self_stores(init: cst.FunctionDef, own: str) -> set[str]:
-    out: set[str] = set()
-    for node in iter_tree(init.body):
-        targets: list[cst.CSTNode] = []
-        if isinstance(node, cst.AssignTarget):
-            targets = [node.target]
-        elif isinstance(node, (cst.AnnAssign, cst.AugAssign)):
-            targets = [node.target]
-        for target in targets:
-            for element in target_leaves(target):
-                if (
-                    isinstance(element, cst.Attribute)
-                    and isinstance(element.value, cst.Name)
-                    and element.value.value == own
-                ):
-                    out.add(element.attr.value)
-    return out
+def _own_attributes(facts: ModuleFacts, body: cst.BaseSuite, own: str) -> Iterator[AttributeUse]:
+    """The ``<own>.<attr>`` attributes inside ``body``."""
+    for use in facts.attributes:
+        value = use.node.value
+        if isinstance(value, cst.Name) and value.value == own and use.within(body):
+            yield use
+
+
+def _self_stores(facts: ModuleFacts, init: cst.FunctionDef, own: str) -> set[str]:
+    return {use.node.attr.value for use in _own_attributes(facts, init.body, own) if use.assigned}
 
 
 def _class_body_names(cls: cst.ClassDef) -> set[str]:
@@ -465,44 +608,16 @@ def _class_body_names(cls: cst.ClassDef) -> set[str]:
 
 
 def _stored_outside(
-    ctx: MetadataView, cls: cst.ClassDef, init: cst.FunctionDef, reads: set[str]
+    facts: ModuleFacts, cls: cst.ClassDef, init: cst.FunctionDef, reads: set[str]
 ) -> tuple[str, int] | None:
     """An attribute the method reads that the file changes outside ``__init__`` (on any
     object: ``other.scale = 2`` may be this instance): a store into it or into an item or
     attribute of it (``other.cfg["k"] = 2``), or, outside the class, a method call on it
     (``other.cfg.update(...)``; not ``READ_ONLY_METHODS``)."""
-    for node in iter_tree(ctx.module):
-        if not (isinstance(node, cst.Attribute) and node.attr.value in reads):
+    for use in facts.attributes:
+        if use.node.attr.value not in reads or use.within(init):
             continue
-        ancestors = list(ctx.ancestors(node))
-        if any(a is init for a in ancestors):
-            continue
-        outer = node
-        parent = ctx.parent(outer)
-        while isinstance(parent, (cst.Attribute, cst.Subscript)) and parent.value is outer:
-            outer, parent = parent, ctx.parent(parent)
-        changed = _is_store(ctx, outer)
-        if (
-            not changed
-            and outer is not node
-            and isinstance(parent, cst.Call)
-            and isinstance(outer, cst.Attribute)
-            and parent.func is outer
-            and outer.attr.value not in READ_ONLY_METHODS
-            and not any(a is cls for a in ancestors)
-        ):
-            changed = True
-        if changed:
-            return node.attr.value, ctx.position(node)[0]
+        called = use.method is not None and use.method not in READ_ONLY_METHODS
+        if use.changed or (called and not use.within(cls)):
+            return use.node.attr.value, use.line
     return None
-
-
-def _is_store(ctx: MetadataView, node: cst.BaseExpression) -> bool:
-    parent = ctx.parent(node)
-    while isinstance(parent, (cst.Tuple, cst.List, cst.Element, cst.StarredElement)):
-        parent = ctx.parent(parent)
-    return (
-        isinstance(parent, cst.AssignTarget)
-        or (isinstance(parent, (cst.AugAssign, cst.AnnAssign)) and parent.target is node)
-        or isinstance(parent, cst.Del)
-    )

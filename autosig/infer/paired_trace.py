@@ -34,30 +34,30 @@ from autosig.analysis.instance_bindings import MAY_CHANGE
 from autosig.infer.action import Decision
 from autosig.infer.dimensions import ShapeDecision
 from autosig.infer.findings import function_findings
-from autosig.infer.guarded_trace import choose
-from autosig.infer.observations import InferOptions, Observed, ParamResult
+from autosig.infer.guarded_trace import GuardedFacts, choose
+from autosig.infer.observations import Observed, ParamResult
 from autosig.infer.plan import FunctionPlan, ParamPlan, Plan, Unpaired, sites_text
 from autosig.infer.specs import TensorSpecNode, render_spec
 from autosig.profile.format import FunctionRecord
-from autosig.source.discover import FunctionSite, Source
+from autosig.source.discover import FunctionSite
 
 
 def pair(
     entry: FunctionPlan,
     record: FunctionRecord,
-    source: Source,
     site: FunctionSite,
     observed: Observed,
     decision: Decision,
     shapes: ShapeDecision,
-    options: InferOptions,
+    facts: GuardedFacts | None,
 ) -> FunctionPlan:
     """``entry`` with a guarded trace whose specs take the call sites' tensors, where
-    that is safe and possible; else ``entry`` unchanged."""
+    that is safe and possible; else ``entry`` unchanged. ``facts``: what the guarded
+    trace's first choice read (None: the guarded trace is off, or no signature)."""
     plan = entry.call_sites
     results = observed.results
     if (
-        not options.guarded_trace
+        facts is None
         or plan is None
         or entry.action == "guarded_trace"
         or entry.safety != "safe"
@@ -71,17 +71,7 @@ def pair(
         _same_scalar(r, tensorized.get(r.info.name)) for r in signed if r.leaf.python is not None
     ):
         return entry
-    choice = choose(
-        record,
-        source,
-        site,
-        results,
-        decision,
-        shapes,
-        options.root,
-        frozenset(tensorized),
-        at_instances=record.is_method,
-    )
+    choice = choose(facts, record, site, decision, shapes, frozenset(tensorized), record.is_method)
     if choice is None or choice.guarded is None or choice.unsafe:
         return entry
     guarded = choice.guarded

@@ -26,20 +26,18 @@ stage takes what the one before it made and narrows the same ``ParamResult`` lis
 
 from __future__ import annotations
 
-from autosig.infer.action import COVERS, MIN_CALLS_FOR_DEFAULTS, decide_action
+from autosig.infer import guarded_trace
+from autosig.infer.action import MIN_CALLS_FOR_DEFAULTS, decide_action
 from autosig.infer.call_site_plan import plan_call_sites
 from autosig.infer.dimensions import decide_shapes
 from autosig.infer.distributed_inputs import plan_distributed
 from autosig.infer.findings import function_findings, honour_comments
-from autosig.infer.guarded_trace import choose as choose_guarded
-from autosig.infer.guarded_trace import settle
 from autosig.infer.library import library_plan
 from autosig.infer.observations import InferOptions, observe
 from autosig.infer.paired_trace import pair
-from autosig.infer.plan import FunctionPlan, GuardedTrace, ParamPlan
+from autosig.infer.plan import FunctionPlan, ParamPlan
 from autosig.infer.probe_evidence import probe_proofs
 from autosig.infer.python_params import decide_python_params
-from autosig.infer.specs import render_spec
 from autosig.profile.format import FunctionRecord
 from autosig.source.discover import FunctionSite, Source
 from autosig.source.hashing import source_hash_from_file_text
@@ -131,34 +129,12 @@ def _plan(
     shapes = decide_shapes(source, site, record, observed, policies, proofs, modules)
     distributed = plan_distributed(source, site, record, observed, shapes.use)
     decision = decide_action(record, site, results, shapes, not options.guarded_trace)
-    action, reasons = decision.action, decision.reasons
-    guarded: GuardedTrace | None = None
-    choice = None
-    narrowed: str | None = None
-    if options.guarded_trace:
-        choice = choose_guarded(record, source, site, results, decision, shapes, options.root)
-    if choice is not None and choice.guarded is not None:
-        guarded, action = choice.guarded, "guarded_trace"
-        for r in results:
-            r.spec = choice.specs.get(r.info.name)
-        own = set(decision.narrowing)  # the signature's words, not the guarded trace's
-        shown = ", ".join(f"{name}: {render_spec(spec)}" for name, spec in choice.specs.items())
-        reasons = [
-            f"guarded relaxed trace, not an input_signature: {guarded.why}; one trace of "
-            f"({shown}) {guarded.where}: calls that fit reuse it, every other call traces as "
-            "the original would (nothing rejected or cast)",
-            *(r for r in reasons if r not in own and not r.startswith(COVERS)),
-        ]
-    elif choice is not None:  # a signature with evidence of the domain, or not safe
-        settled = settle(choice, decision, reasons, shapes, site, options.unsafe_fixes, record)
-        action, reasons, narrowed = settled.action, settled.reasons, settled.narrowed
+    stage = guarded_trace.decide(record, source, site, results, decision, shapes, options)
+    action, reasons, narrowed, guarded = stage.action, stage.reasons, stage.narrowed, stage.guarded
     if distributed is not None:
         reasons.append(distributed.reason)
     call_sites, call_reasons = plan_call_sites(
-        record,
-        results,
-        action,
-        narrowed=bool(choice is not None and choice.kept and decision.action == "signature"),
+        record, results, action, narrowed=stage.signature_kept_out
     )
     reasons.extend(call_reasons)
     params = tuple(
@@ -167,8 +143,8 @@ def _plan(
     )
     warnings: list[str] = [narrowed] if narrowed else []
     tried = [r for r in results if r.tried and r.info.name in decision.signed]
-    if action == "guarded_trace" and choice is not None and choice.unsafe:
-        warnings.append(choice.unsafe)
+    if action == "guarded_trace" and stage.unsafe:
+        warnings.append(stage.unsafe)
     if action == "guarded_trace" and shapes.proven:
         reasons.append(
             "shapes from the probe traces of the original code: " + "; ".join(shapes.proven)
@@ -224,4 +200,4 @@ def _plan(
         guarded=guarded,
         **base,
     )
-    return pair(entry, record, source, site, observed, decision, shapes, options), site, lines
+    return pair(entry, record, site, observed, decision, shapes, stage.facts), site, lines
