@@ -15,13 +15,15 @@ API or Keras' ``*_dataset_from_*`` utilities, or a dataset method (``batch``, ``
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections import defaultdict
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import libcst as cst
-from libcst.metadata import Assignment, GlobalScope, MetadataWrapper, ScopeProvider
+from libcst.metadata import Assignment, CodePosition, GlobalScope, MetadataWrapper, ScopeProvider
 
-from autosig.source.metadata import MetadataView, PositionProvider, iter_tree
+from autosig.source.metadata import MetadataView, PositionProvider, index_tree, iter_tree
 
 DATASET_METHODS = frozenset(
     {
@@ -72,19 +74,109 @@ class ElementArgs:
     keywords_passed: frozenset[str]
 
 
+@dataclass(frozen=True)
+class CallAt:
+    """A call in the module, and where its callee starts (``ModuleFacts.calls``)."""
+
+    node: cst.Call
+    callee: str | None
+    """``callee_name``."""
+    anchors: tuple[CodePosition, ...]
+    """Where ``f`` of ``f(...)`` starts; of ``obj.f(...)``, where ``obj.f`` and ``f``
+    start (a profile records either)."""
+
+    def at(self, line: int, col: int | None) -> bool:
+        return any(a.line == line and (col is None or a.column == col) for a in self.anchors)
+
+
+@dataclass(frozen=True)
+class ModuleFacts:
+    """What the questions below ask of the whole file, gathered in one pass over its tree
+    (``module_facts``; ``iter_tree``'s order): every call and where its callee starts,
+    every name passed on as a value, each node's parent, each ``for`` loop's target names
+    and the names its body changes. The dataset questions about one loop's iterable
+    (``_is_dataset``) still ask the view and the scopes."""
+
+    view: MetadataView
+    scopes: Mapping[cst.CSTNode, Any]
+    """``ScopeProvider``'s scopes."""
+    calls: tuple[CallAt, ...]
+    passed: tuple[tuple[str, int], ...]
+    """(name, line) of each name passed on as a value (``f(step)``, ``x = step``,
+    ``return step``)."""
+    parents: Mapping[cst.CSTNode, cst.CSTNode]
+    loop_names: Mapping[cst.For, tuple[cst.Name, ...]]
+    """The names in each loop's target."""
+    changed: Mapping[cst.For, frozenset[str]]
+    """The names each loop's body binds or assigns into (``_changed_bases``)."""
+    lines: Mapping[cst.For, int]
+    """Each loop's line."""
+
+    def ancestors(self, node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+        current = self.parents.get(node)
+        while current is not None:
+            yield current
+            current = self.parents.get(current)
+
+    def is_within(self, node: cst.CSTNode, container: cst.CSTNode) -> bool:
+        return node is container or any(a is container for a in self.ancestors(node))
+
+
+def module_facts(wrapper: MetadataWrapper) -> ModuleFacts:
+    """The facts of ``wrapper``'s module (one pass; callers keep them per file)."""
+    view = MetadataView(wrapper)
+    nodes, parents, _ = index_tree(wrapper.module)
+    positions = wrapper.resolve(PositionProvider)
+    scopes = wrapper.resolve(ScopeProvider)
+    loops = [n for n in nodes if isinstance(n, cst.For)]
+    loop_names = {
+        loop: tuple(n for n in iter_tree(loop.target) if isinstance(n, cst.Name)) for loop in loops
+    }
+    lines = {loop: view.position(loop)[0] for loop in loops}
+    calls: list[CallAt] = []
+    passed: list[tuple[str, int]] = []
+    changed: dict[cst.For, set[str]] = defaultdict(set)
+    for node in nodes:
+        if isinstance(node, cst.Call):
+            anchors = [positions[node.func].start]
+            if isinstance(node.func, cst.Attribute):
+                anchors.append(positions[node.func.attr].start)
+            calls.append(CallAt(node, callee_name(node), tuple(anchors)))
+        elif isinstance(node, (cst.Arg, cst.Assign, cst.Return)):
+            if isinstance(node.value, cst.Name):
+                passed.append((node.value.value, positions[node.value].start.line))
+        bases = _changed_bases(node)
+        if bases:
+            inner, current = node, parents.get(node)
+            while current is not None:
+                if isinstance(current, cst.For) and current.body is inner:
+                    changed[current].update(bases)
+                inner, current = current, parents.get(current)
+    return ModuleFacts(
+        view,
+        scopes,
+        tuple(calls),
+        tuple(passed),
+        parents,
+        loop_names,
+        {loop: frozenset(names) for loop, names in changed.items()},
+        lines,
+    )
+
+
 def element_args(
-    wrapper: MetadataWrapper, line: int, col: int | None, callee: str | None = None
+    facts: ModuleFacts, line: int, col: int | None, callee: str | None = None
 ) -> ElementArgs | str:
     """The dataset-element arguments of the call whose callee starts at ``line``/``col``
     (0-based column, as profiles record it; None: the only call on the line), named
     ``callee`` (``step`` of ``model.step(...)``; None: any name, as for ``__call__``),
     or why none can be told."""
-    view = MetadataView(wrapper)
-    calls = [c for c in _calls_at(wrapper, line, col) if callee is None or callee_name(c) == callee]
+    calls = [
+        c.node for c in facts.calls if c.at(line, col) and (callee is None or c.callee == callee)
+    ]
     if len(calls) != 1:
         return f"{len(calls)} calls found at line {line}"
     call = calls[0]
-    scopes = wrapper.resolve(ScopeProvider)
     positional: set[int] = set()
     keywords: set[str] = set()
     found: tuple[str, int] | None = None
@@ -97,10 +189,10 @@ def element_args(
             n_positional += 1
         else:
             passed.add(arg.keyword.value)
-        loop = _element_loop(view, scopes, arg.value)
+        loop = _element_loop(facts, arg.value)
         if loop is None:
             continue
-        where = (view.code(loop.iter), view.position(loop)[0])
+        where = (facts.view.code(loop.iter), facts.lines[loop])
         if found is not None and where != found:
             return f"line {line} passes elements of more than one dataset"
         found = where
@@ -130,19 +222,7 @@ def callee_name(call: cst.Call) -> str | None:
     return None
 
 
-def _calls_at(wrapper: MetadataWrapper, line: int, col: int | None) -> Iterator[cst.Call]:
-    positions = wrapper.resolve(PositionProvider)
-    for node in iter_tree(wrapper.module):
-        if not isinstance(node, cst.Call):
-            continue
-        anchors = [positions[node.func].start]
-        if isinstance(node.func, cst.Attribute):
-            anchors.append(positions[node.func.attr].start)
-        if any(a.line == line and (col is None or a.column == col) for a in anchors):
-            yield node
-
-
-def _element_loop(view: MetadataView, scopes, value: cst.BaseExpression) -> cst.For | None:  # noqa: ANN001
+def _element_loop(facts: ModuleFacts, value: cst.BaseExpression) -> cst.For | None:
     """The dataset loop whose target binds ``value`` (``x``, ``batch["x"]``, ``xy[0]``):
     the innermost ``for`` around the call (in the same function) whose target names it,
     with no other assignment of the name in its body."""
@@ -155,15 +235,15 @@ def _element_loop(view: MetadataView, scopes, value: cst.BaseExpression) -> cst.
     if not isinstance(value, cst.Name):
         return None
     name = value.value
-    for node in view.ancestors(value):
+    for node in facts.ancestors(value):
         if isinstance(node, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
             return None
-        if not isinstance(node, cst.For) or not view.is_within(value, node.body):
+        if not isinstance(node, cst.For) or not facts.is_within(value, node.body):
             continue
-        targets = [n for n in iter_tree(node.target) if isinstance(n, cst.Name) and n.value == name]
+        targets = [n for n in facts.loop_names[node] if n.value == name]
         if not targets:
             continue
-        scope = scopes.get(value)
+        scope = facts.scopes.get(value)
         if scope is None:
             return None
         others = [
@@ -171,17 +251,17 @@ def _element_loop(view: MetadataView, scopes, value: cst.BaseExpression) -> cst.
             for b in scope.assignments[name]
             if isinstance(b, Assignment)
             and b.node is not targets[0]
-            and view.is_within(b.node, node)
+            and facts.is_within(b.node, node)
         ]
-        if others or len(targets) != 1 or _changes(node.body, name):
+        if others or len(targets) != 1 or name in facts.changed.get(node, ()):
             return None
-        iterated = _element_iter(node, targets[0], view)
-        return node if _is_dataset(view, scopes, iterated) else None
+        iterated = _element_iter(node, targets[0], facts)
+        return node if _is_dataset(facts, iterated) else None
     return None
 
 
 def _element_iter(
-    loop: cst.For, target: cst.CSTNode, view: MetadataView
+    loop: cst.For, target: cst.CSTNode, facts: ModuleFacts
 ) -> cst.BaseExpression | None:
     """The dataset the loop target ``target`` takes elements of: ``ds`` of ``for x in ds``,
     of ``for i, x in enumerate(ds)`` (``x``, not ``i``)."""
@@ -195,14 +275,14 @@ def _element_iter(
         pair = loop.target
         if not isinstance(pair, (cst.Tuple, cst.List)) or len(pair.elements) != 2:
             return None
-        if not view.is_within(target, pair.elements[1].value):
+        if not facts.is_within(target, pair.elements[1].value):
             return None  # the counter
         return it.args[0].value
     return it
 
 
-def _is_dataset(  # noqa: ANN001
-    view: MetadataView, scopes, node: cst.BaseExpression | None, seen: frozenset = frozenset()
+def _is_dataset(
+    facts: ModuleFacts, node: cst.BaseExpression | None, seen: frozenset = frozenset()
 ) -> bool:
     """``node`` is a tf.data dataset (``seen``: the bindings being asked about already:
     ``ds = ds.batch(4)`` is a dataset when every other binding of ``ds`` is one)."""
@@ -210,19 +290,19 @@ def _is_dataset(  # noqa: ANN001
         return False
     if isinstance(node, cst.Call):
         for stage in _spine(node):  # `from_tensor_slices(x).batch(n).map(f)`: each call
-            if _from_parameters(view, scopes, stage) or not _static_stage(view, scopes, stage):
+            if _from_parameters(facts, stage) or not _static_stage(facts, stage):
                 return False
-        names = view.qualified_names(node.func)
+        names = facts.view.qualified_names(node.func)
         if any(n.startswith(DATASET_APIS) for n in names):
             return True
         if any(n.rsplit(".", 1)[-1] in KERAS_DATASET_UTILS for n in names):
             return True
         func = node.func
         if isinstance(func, cst.Attribute) and func.attr.value in DATASET_METHODS:
-            return _is_dataset(view, scopes, func.value, seen)
+            return _is_dataset(facts, func.value, seen)
         return False
     if isinstance(node, cst.Name):
-        scope = scopes.get(node)
+        scope = facts.scopes.get(node)
         if scope is None:
             return False
         accesses = [a for a in scope.accesses[node.value] if a.node is node]
@@ -237,20 +317,20 @@ def _is_dataset(  # noqa: ANN001
                 return False
             if binding.node in seen:
                 continue
-            value = _assigned_value(view, binding.node)
+            value = _assigned_value(facts, binding.node)
             if value is None:
                 return False
-            if not _is_dataset(view, scopes, value, seen | {binding.node}):
+            if not _is_dataset(facts, value, seen | {binding.node}):
                 return False
         return bool(bindings)
     return False
 
 
-def _assigned_value(view: MetadataView, target: cst.CSTNode) -> cst.BaseExpression | None:
+def _assigned_value(facts: ModuleFacts, target: cst.CSTNode) -> cst.BaseExpression | None:
     """``value`` of ``target = value`` (one plain target), else None."""
-    parent = view.parent(target)
+    parent = facts.parents.get(target)
     if isinstance(parent, cst.AssignTarget):
-        statement = view.parent(parent)
+        statement = facts.parents.get(parent)
         if isinstance(statement, cst.Assign) and len(statement.targets) == 1:
             return statement.value
     if isinstance(parent, cst.AnnAssign) and parent.target is target:
@@ -279,27 +359,25 @@ def _base(target: cst.CSTNode) -> str | None:
     return target.value if isinstance(target, cst.Name) else None
 
 
-def _changes(body: cst.CSTNode, name: str) -> bool:
-    """The loop body binds ``name`` or assigns into it (``batch["x"] = ...``,
-    ``x = tf.cast(x, ...)``, ``x += 1``, ``case x:``, ``batch.update(...)``)."""
-    for node in iter_tree(body):
-        targets: list[cst.CSTNode] = []
-        if isinstance(node, cst.Assign):
-            targets = [t.target for t in node.targets]
-        elif isinstance(node, (cst.AugAssign, cst.AnnAssign, cst.NamedExpr, cst.For)):
-            targets = [node.target]
-        elif isinstance(node, cst.AsName):
-            targets = [node.name]
-        elif isinstance(node, cst.Del):
-            targets = [node.target]
-        elif isinstance(node, (cst.MatchAs, cst.MatchStar)) and node.name is not None:
-            targets = [node.name]
-        elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
-            if node.func.attr.value in MUTATORS and _base(node.func.value) == name:
-                return True
-        if any(_base(t) == name for t in _flat(targets)):
-            return True
-    return False
+def _changed_bases(node: cst.CSTNode) -> set[str | None]:
+    """The names ``node`` binds or assigns into (``batch["x"] = ...``, ``x = tf.cast(x,
+    ...)``, ``x += 1``, ``case x:``, ``batch.update(...)``): what makes a loop's body
+    change its target (``ModuleFacts.changed``)."""
+    targets: list[cst.CSTNode] = []
+    if isinstance(node, cst.Assign):
+        targets = [t.target for t in node.targets]
+    elif isinstance(node, (cst.AugAssign, cst.AnnAssign, cst.NamedExpr, cst.For)):
+        targets = [node.target]
+    elif isinstance(node, cst.AsName):
+        targets = [node.name]
+    elif isinstance(node, cst.Del):
+        targets = [node.target]
+    elif isinstance(node, (cst.MatchAs, cst.MatchStar)) and node.name is not None:
+        targets = [node.name]
+    elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+        if node.func.attr.value in MUTATORS:
+            return {_base(node.func.value)}
+    return {_base(t) for t in _flat(targets)}
 
 
 def _flat(targets: list[cst.CSTNode]) -> Iterator[cst.CSTNode]:
@@ -317,7 +395,7 @@ UNTYPED_STAGES = ("numpy_function", "py_function", "py_func", "from_generator")
 STAGE_METHODS = frozenset({"map", "flat_map", "interleave", "apply", "filter", "take_while"})
 
 
-def _from_parameters(view: MetadataView, scopes, call: cst.Call) -> bool:  # noqa: ANN001
+def _from_parameters(facts: ModuleFacts, call: cst.Call) -> bool:
     """The dataset call's arguments read a parameter of a function around it (directly or
     through local names): its dtype and rank follow the caller
     (``def run(features): tf.data.Dataset.from_tensor_slices(features)``)."""
@@ -329,7 +407,7 @@ def _from_parameters(view: MetadataView, scopes, call: cst.Call) -> bool:  # noq
             return len(seen) > 200
         seen.add(id(expr))
         for name in (n for n in iter_tree(expr) if isinstance(n, cst.Name)):
-            scope = scopes.get(name)
+            scope = facts.scopes.get(name)
             if scope is None:
                 continue
             for access in scope.accesses[name.value]:
@@ -340,21 +418,21 @@ def _from_parameters(view: MetadataView, scopes, call: cst.Call) -> bool:  # noq
                         continue
                     bound = referent.node
                     if isinstance(bound, cst.Param):
-                        if not view.is_within(bound, call):  # a lambda's own parameter
+                        if not facts.is_within(bound, call):  # a lambda's own parameter
                             return True
                     elif not isinstance(referent.scope, GlobalScope):
-                        value = _assigned_value(view, bound)
+                        value = _assigned_value(facts, bound)
                         if value is None:
                             return True  # a loop target, a `with` name...
                         pending.append(value)
     return False
 
 
-def _static_stage(view: MetadataView, scopes, call: cst.Call) -> bool:  # noqa: ANN001
+def _static_stage(facts: ModuleFacts, call: cst.Call) -> bool:
     """The stage fixes its elements' dtype and rank statically: not ``from_generator``
     without ``output_signature``, not a ``map`` through ``numpy_function`` or
     ``py_function`` (whose elements' rank is unknown)."""
-    names = view.qualified_names(call.func)
+    names = facts.view.qualified_names(call.func)
     last = {n.rsplit(".", 1)[-1] for n in names}
     if isinstance(call.func, cst.Attribute):
         last.add(call.func.attr.value)
@@ -367,10 +445,10 @@ def _static_stage(view: MetadataView, scopes, call: cst.Call) -> bool:  # noqa: 
     for arg in call.args:
         bodies: list[cst.CSTNode] = [arg.value]
         if isinstance(arg.value, cst.Name):
-            bodies += _defs(view, scopes, arg.value)
+            bodies += _defs(facts, arg.value)
         for body in bodies:
             for node in iter_tree(body):
-                if isinstance(node, cst.Call) and _untyped(view, node):
+                if isinstance(node, cst.Call) and _untyped(facts.view, node):
                     return False
     return True
 
@@ -382,9 +460,9 @@ def _untyped(view: MetadataView, call: cst.Call) -> bool:
     return bool((names | {last}) & set(UNTYPED_STAGES))
 
 
-def _defs(view: MetadataView, scopes, name: cst.Name) -> list[cst.CSTNode]:  # noqa: ANN001
+def _defs(facts: ModuleFacts, name: cst.Name) -> list[cst.CSTNode]:
     """The ``def``s a name passed as a stage function refers to."""
-    scope = scopes.get(name)
+    scope = facts.scopes.get(name)
     if scope is None:
         return []
     out: list[cst.CSTNode] = []
@@ -395,28 +473,18 @@ def _defs(view: MetadataView, scopes, name: cst.Name) -> list[cst.CSTNode]:  # n
 
 
 def other_references(
-    wrapper: MetadataWrapper, callee: str, recorded: set[tuple[int, int | None]]
+    facts: ModuleFacts, callee: str, recorded: set[tuple[int, int | None]]
 ) -> list[int]:
     """Lines of the file that refer to ``callee`` (a call ``callee(...)``/``x.callee(...)``,
     or the name passed on as a value) other than the recorded calls at ``recorded``
     (line, 0-based column of the callee): calls the profile never saw (review21 p2: a
     serving path ``predict(np.asarray(row)[None])`` beside the dataset loop)."""
-    positions = wrapper.resolve(PositionProvider)
     lines = {line for line, _ in recorded}
-    out: list[int] = []
-    for node in iter_tree(wrapper.module):
-        if isinstance(node, cst.Call) and callee_name(node) == callee:
-            anchors = [positions[node.func].start]
-            if isinstance(node.func, cst.Attribute):
-                anchors.append(positions[node.func.attr].start)
-            if not any(
-                (a.line, a.column) in recorded or (a.line, None) in recorded for a in anchors
-            ):
-                out.append(anchors[0].line)
-        elif isinstance(node, (cst.Arg, cst.Assign, cst.Return)):
-            value = node.value
-            if isinstance(value, cst.Name) and value.value == callee:
-                line = positions[value].start.line
-                if line not in lines:
-                    out.append(line)
+    out = [
+        c.anchors[0].line
+        for c in facts.calls
+        if c.callee == callee
+        and not any((a.line, a.column) in recorded or (a.line, None) in recorded for a in c.anchors)
+    ]
+    out += [line for name, line in facts.passed if name == callee and line not in lines]
     return sorted(set(out))

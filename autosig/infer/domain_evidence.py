@@ -26,7 +26,13 @@ import functools
 from collections.abc import Sequence
 from pathlib import Path
 
-from autosig.analysis.dataset_loops import ElementArgs, element_args, other_references
+from autosig.analysis.dataset_loops import (
+    ElementArgs,
+    ModuleFacts,
+    element_args,
+    module_facts,
+    other_references,
+)
 from autosig.infer.call_site_plan import callee_name
 from autosig.infer.observations import ParamResult
 from autosig.infer.specs import (
@@ -69,7 +75,6 @@ def evidence(
     record: FunctionRecord,
     signed: Sequence[ParamResult],
     root: Path | None,
-    own: Source | None = None,
 ) -> tuple[str | None, str]:
     """(What shows the domain, "") or (None, why nothing does)."""
     policies = asked(signed)
@@ -84,11 +89,11 @@ def evidence(
     tensors = tensor_params(signed)
     if not tensors:
         return "its signature holds only Python numbers (their dtype rules)", ""
-    return dataset_calls(record, {r.info.name for r in tensors}, root, own)
+    return dataset_calls(record, {r.info.name for r in tensors}, root)
 
 
 def dataset_calls(
-    record: FunctionRecord, names: set[str], root: Path | None, own: Source | None = None
+    record: FunctionRecord, names: set[str], root: Path | None
 ) -> tuple[str | None, str]:
     """Every recorded call passed ``names`` as elements of a tf.data dataset, or why not."""
     sites = record.call_sites
@@ -97,14 +102,15 @@ def dataset_calls(
     if record.call_sites_dropped or sum(s.calls for s in sites) < record.calls:
         return None, "not every call's site was recorded (calls from other tf.functions?)"
     positional = [p.name for p in record.params if p.kind in POSITIONAL_KINDS]
+    callee = callee_name(record.qualname)
     loops = []
     for site in sites:
         if not site.editable or site.path is None:
             return None, f"a call comes from outside the project ({site.where})"
-        wrapper = _wrapper(site.path, root, own)
-        if wrapper is None:
+        facts = _facts(site.path, root)
+        if facts is None:
             return None, f"{site.where} could not be read"
-        found = element_args(wrapper, site.line, site.col, callee_name(record.qualname))
+        found = element_args(facts, site.line, site.col, callee)
         if isinstance(found, str):
             return None, f"{site.where}: {found}"
         covered = _covered(found, positional)
@@ -114,7 +120,7 @@ def dataset_calls(
                 f"{site.where} passes `{missing[0]}` other than as an element of a tf.data dataset"
             )
         loops.append(f"`{found.dataset}` (line {found.line})")
-    unseen = _unrecorded(record, root, own)
+    unseen = _unrecorded(record, callee, root)
     if unseen:
         return None, unseen
     where = ", ".join(dict.fromkeys(loops))
@@ -126,10 +132,9 @@ def dataset_calls(
     )
 
 
-def _unrecorded(record: FunctionRecord, root: Path | None, own: Source | None) -> str:
-    """A call of the function in its own file or a call site's file that the profile did
-    not record (it may pass anything), or ""."""
-    callee = callee_name(record.qualname)
+def _unrecorded(record: FunctionRecord, callee: str | None, root: Path | None) -> str:
+    """A call of the function (through ``callee``) in its own file or a call site's file
+    that the profile did not record (it may pass anything), or ""."""
     if callee is None:
         return ""
     files: dict[str, set[tuple[int, int | None]]] = {}
@@ -139,12 +144,12 @@ def _unrecorded(record: FunctionRecord, root: Path | None, own: Source | None) -
     if record.path is not None:
         files.setdefault(record.path, set())
     for path, recorded in files.items():
-        wrapper = _wrapper(path, root, own)
-        if wrapper is None:
+        facts = _facts(path, root)
+        if facts is None:
             if path == record.path:
                 continue  # the function's own file unread: the sites were checked
             return f"{path} could not be read"
-        lines = other_references(wrapper, callee, recorded)
+        lines = other_references(facts, callee, recorded)
         if lines:
             return (
                 f"{path}:{lines[0]} refers to `{callee}` outside the recorded calls "
@@ -158,7 +163,8 @@ def _covered(found: ElementArgs, positional: list[str]) -> set[str]:
     return out | set(found.keywords)
 
 
-def _wrapper(path: str, root: Path | None, own: Source | None):  # noqa: ANN202
+def _facts(path: str, root: Path | None) -> ModuleFacts | None:
+    """The dataset-loop facts of the file at ``path`` (parsed once while it is unchanged)."""
     full = Path(path) if Path(path).is_absolute() or root is None else root / path
     try:
         stat = full.stat()
@@ -168,13 +174,13 @@ def _wrapper(path: str, root: Path | None, own: Source | None):  # noqa: ANN202
 
 
 @functools.lru_cache(maxsize=32)
-def _parsed(path: str, mtime: int, size: int):  # noqa: ANN202, ARG001
+def _parsed(path: str, mtime: int, size: int) -> ModuleFacts | None:  # noqa: ARG001
     try:
         text = Path(path).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
         return None
     source = Source.parse(text, path)
-    return source.wrapper
+    return module_facts(source.wrapper) if source.wrapper is not None else None
 
 
 def narrows(signed: Sequence[ParamResult]) -> list[str]:

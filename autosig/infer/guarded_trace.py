@@ -133,7 +133,7 @@ def gather(
     signed = [r for r in results if r.info.name in decision.signed]
     shown, why_not = None, ""
     if not decision.narrowing:
-        shown, why_not = evidence(record, signed, root, source)
+        shown, why_not = evidence(record, signed, root)
     creates = variable_creation_retraces(record)[0]
     seen = tensor_shapes(record)
     placement: Placement | NoPlacement | Seeded | None = None

@@ -86,12 +86,11 @@ def place_seeding(
     """Where ``function``'s seeding call goes, or why nowhere."""
     if not isinstance(function, cst.FunctionDef):
         return NoPlacement("a lambda has no name to seed through")
-    cls = ctx.enclosing_class(function)
-    parent = ctx.parent(function)
     facts = module_facts(ctx)
+    cls = facts.classes.get(function)
     if cls is not None:
         return _method_placement(facts, cls, function)
-    if parent is not ctx.module:
+    if facts.parents.get(function) is not ctx.module:
         return NoPlacement(
             "it is defined inside another function or block: its seeding call would run "
             "each time that code runs"
@@ -149,6 +148,9 @@ class ModuleFacts:
     """Top-level statement -> the names it reads or binds anywhere inside it."""
     seeds: dict[cst.CSTNode, frozenset[str]]
     """A ``try`` carrying ``MARK`` -> what its body calls ``get_concrete_function`` on."""
+    parents: dict[cst.CSTNode, cst.CSTNode]
+    classes: dict[cst.FunctionDef, cst.ClassDef]
+    """Each method's class (``MetadataView.enclosing_class``)."""
     starts: dict[cst.CSTNode, int]
     """First line of each statement, attribute, subscript and call."""
     ends: dict[cst.CSTNode, int]
@@ -172,7 +174,15 @@ def _collect(ctx: MetadataView) -> ModuleFacts:
     nodes, parents, _ = index_tree(ctx.module)
     starts = {n: ctx.position(n)[0] for n in nodes if isinstance(n, POSITIONED)}
     ends = {n: ctx.line_span(n)[-1] for n in nodes if isinstance(n, cst.BaseStatement)}
-    seed_calls = {n: ctx.code(n.func.value) for n in nodes if _is_call_of(n, SEED_METHOD)}
+    defs = [n for n in nodes if isinstance(n, cst.FunctionDef)]
+    classes = {n: cls for n in defs if (cls := ctx.enclosing_class(n)) is not None}
+    seed_calls = {
+        n: ctx.code(n.func.value)
+        for n in nodes
+        if isinstance(n, cst.Call)
+        and isinstance(n.func, cst.Attribute)
+        and n.func.attr.value == SEED_METHOD
+    }
     module = ctx.module
     top: dict[cst.CSTNode, cst.CSTNode] = {}
     names: dict[cst.CSTNode, set[str]] = {s: set() for s in module.body}
@@ -206,16 +216,10 @@ def _collect(ctx: MetadataView) -> ModuleFacts:
         frozenset(_imported(list(module.body))),
         {s: frozenset(found) for s, found in names.items()},
         {t: frozenset(found) for t, found in seeds.items()},
+        parents,
+        classes,
         starts,
         ends,
-    )
-
-
-def _is_call_of(node: cst.CSTNode, method: str) -> bool:
-    return (
-        isinstance(node, cst.Call)
-        and isinstance(node.func, cst.Attribute)
-        and node.func.attr.value == method
     )
 
 
