@@ -53,7 +53,7 @@ from autosig.infer.build_first import variable_creation_retraces
 from autosig.infer.dimensions import ShapeDecision
 from autosig.infer.domain_evidence import asked, evidence, narrowing_text
 from autosig.infer.guarded_trace_placement import NoPlacement, Placement, Seeded, place_seeding
-from autosig.infer.observations import InferOptions, ParamResult, tensor_shapes
+from autosig.infer.observations import InferOptions, Observed, ParamResult
 from autosig.infer.plan import Action, GuardedTrace
 from autosig.infer.specs import (
     DictNode,
@@ -109,7 +109,7 @@ class GuardedFacts:
     creates_variables: bool
     """The first call creates variables (``build_first.variable_creation_retraces``)."""
     seen: dict[str, dict[str, set]]
-    """The tensor shapes the profile saw, by parameter (``observations.tensor_shapes``)."""
+    """The tensor shapes the profile saw, by parameter (``Observed.shapes``)."""
     placement: Placement | NoPlacement | Seeded | None
     """Where a seeding call goes in the function's own file (asked where the domain is
     unknown)."""
@@ -122,7 +122,7 @@ def gather(
     record: FunctionRecord,
     source: Source,
     site: FunctionSite,
-    results: list[ParamResult],
+    observed: Observed,
     decision: Decision,
     root: Path | None = None,
 ) -> GuardedFacts | None:
@@ -130,12 +130,12 @@ def gather(
     guarded trace to choose)."""
     if not decision.narrowing and decision.action != "signature":
         return None
-    signed = [r for r in results if r.info.name in decision.signed]
+    signed = [r for r in observed.results if r.info.name in decision.signed]
     shown, why_not = None, ""
     if not decision.narrowing:
         shown, why_not = evidence(record, signed, root)
     creates = variable_creation_retraces(record)[0]
-    seen = tensor_shapes(record)
+    seen = observed.shapes
     placement: Placement | NoPlacement | Seeded | None = None
     started = False
     if (decision.narrowing or shown is None) and site.function is not None:
@@ -182,17 +182,17 @@ def decide(
     record: FunctionRecord,
     source: Source,
     site: FunctionSite,
-    results: list[ParamResult],
+    observed: Observed,
     decision: Decision,
     shapes: ShapeDecision,
     options: InferOptions,
 ) -> Guarded:
     """The guarded-trace stage: where a signature would narrow what the original accepts
-    with nothing showing the domain, the guarded trace (its specs set on ``results``), or
+    with nothing showing the domain, the guarded trace (its specs set on ``observed.results``), or
     what ``settle`` keeps instead; else ``decision``'s action and reasons."""
     facts = None
     if options.guarded_trace:
-        facts = gather(record, source, site, results, decision, options.root)
+        facts = gather(record, source, site, observed, decision, options.root)
     choice = choose(facts, record, site, decision, shapes) if facts is not None else None
     reasons = decision.reasons
     if choice is None:
@@ -204,7 +204,7 @@ def decide(
         return Guarded(
             settled.action, settled.reasons, None, None, settled.narrowed, kept_out, facts
         )
-    for r in results:
+    for r in observed.results:
         r.spec = choice.specs.get(r.info.name)
     own = set(decision.narrowing)  # the signature's words, not the guarded trace's
     shown = ", ".join(f"{name}: {render_spec(spec)}" for name, spec in choice.specs.items())

@@ -129,7 +129,7 @@ def _plan(
     shapes = decide_shapes(source, site, record, observed, policies, proofs, modules)
     distributed = plan_distributed(source, site, record, observed, shapes.use)
     decision = decide_action(record, site, results, shapes, not options.guarded_trace)
-    stage = guarded_trace.decide(record, source, site, results, decision, shapes, options)
+    stage = guarded_trace.decide(record, source, site, observed, decision, shapes, options)
     action, reasons, narrowed, guarded = stage.action, stage.reasons, stage.narrowed, stage.guarded
     if distributed is not None:
         reasons.append(distributed.reason)
