@@ -42,6 +42,7 @@ traces anew, as the original would, at no cost to the domain.
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -110,12 +111,24 @@ class GuardedFacts:
     """The first call creates variables (``build_first.variable_creation_retraces``)."""
     seen: dict[str, dict[str, set]]
     """The tensor shapes the profile saw, by parameter (``Observed.shapes``)."""
-    placement: Placement | NoPlacement | Seeded | None
-    """Where a seeding call goes in the function's own file (asked where the domain is
-    unknown)."""
-    runtime_started: bool
-    """The module starts TensorFlow's runtime at import anyway (asked for a module-level
-    placement)."""
+    source: Source = dataclasses.field(repr=False)
+    site: FunctionSite = dataclasses.field(repr=False)
+
+    @functools.cached_property
+    def placement(self) -> Placement | NoPlacement | Seeded | None:
+        """Where a seeding call goes in the function's own file (None: not in a file),
+        asked only when a choice needs it: a placement is a pass over the whole file."""
+        if self.site.function is None:
+            return None
+        assert self.source.wrapper is not None
+        return place_seeding(MetadataView(self.source.wrapper), self.site.function)
+
+    @functools.cached_property
+    def runtime_started(self) -> bool:
+        """The module starts TensorFlow's runtime at import anyway (asked for a
+        module-level placement)."""
+        assert self.source.wrapper is not None
+        return runtime_started(MetadataView(self.source.wrapper))
 
 
 def gather(
@@ -136,14 +149,7 @@ def gather(
         shown, why_not = evidence(record, signed, root)
     creates = variable_creation_retraces(record)[0]
     seen = observed.shapes
-    placement: Placement | NoPlacement | Seeded | None = None
-    started = False
-    if (decision.narrowing or shown is None) and site.function is not None:
-        assert source.wrapper is not None
-        placement = place_seeding(MetadataView(source.wrapper), site.function)
-        if isinstance(placement, Placement) and placement.init is None:
-            started = runtime_started(MetadataView(source.wrapper))
-    return GuardedFacts(signed, shown, why_not, creates, seen, placement, started)
+    return GuardedFacts(signed, shown, why_not, creates, seen, source, site)
 
 
 def domain_unknown(facts: GuardedFacts, decision: Decision) -> str | None:
@@ -241,10 +247,11 @@ def choose(
         return GuardedChoice(None, {}, shown=facts.shown or "")
     signed = facts.signed
     refusal = _refusal(record, facts, shapes, tensorized)
-    placement = facts.placement
+    placement = None  # a pass over the whole file: asked only where it decides
     if refusal is None and at_instances:
         refusal = _not_outermost(site)
     elif refusal is None:
+        placement = facts.placement
         assert placement is not None
         if isinstance(placement, NoPlacement):
             refusal = f"no place for the seeding call: {placement.reason}"
