@@ -2,7 +2,8 @@
 
 They say why it retraced (AS201, with the cause that varied most), which Python
 numbers varied and what the plan does with them (AS202), and what the observations
-found (AS203, AS204). The last stage of every function's plan, ``honour_comments``,
+found (AS203, AS204), asked once of the plan as it stands after its stages
+(``with_findings``). The last stage of every function's plan, ``honour_comments``,
 honours the ``# autosig: ignore`` comments: the findings they silence, and whether one
 covers the plan's own rewrite (``suppressed_on``). Library code's advice: ``library``.
 """
@@ -79,6 +80,17 @@ def function_findings(
                     text += f", {plural(count, 'distinct instance')}: each new one is a new trace"
             add(code, text)
     return out
+
+
+def with_findings(
+    entry: FunctionPlan, record: FunctionRecord, site: FunctionSite, observed: Observed
+) -> FunctionPlan:
+    """``entry`` (its stages done, the paired trace included) with the findings of its
+    final action: asked once, of the plan as it stands."""
+    calls = entry.call_sites
+    tensorized = {p.name: p.constant() for p in calls.params} if calls is not None else {}
+    found = function_findings(record, site, observed, entry.action, list(entry.reasons), tensorized)
+    return replace(entry, findings=tuple(found))
 
 
 PLAN_CODE = "AS201"

@@ -33,7 +33,6 @@ from collections.abc import Callable, Collection
 from autosig.analysis.instance_bindings import MAY_CHANGE
 from autosig.infer.action import Decision
 from autosig.infer.dimensions import ShapeDecision
-from autosig.infer.findings import function_findings
 from autosig.infer.guarded_trace import GuardedFacts, choose
 from autosig.infer.observations import Observed, ParamResult
 from autosig.infer.plan import FunctionPlan, ParamPlan, Plan, Unpaired, sites_text
@@ -91,15 +90,12 @@ def pair(
         else ParamPlan(r.info.name, None, r.evidence)
         for r in results
     )
-    wrapped = {p.name: p.constant() for p in plan.params}
-    findings = function_findings(record, site, observed, "guarded_trace", reasons, wrapped)
     unpaired = Unpaired(entry.action, entry.params, entry.reasons, entry.safety, entry.warnings)
     return dataclasses.replace(
         entry,
         action="guarded_trace",
         params=params,
         reasons=tuple(reasons),
-        findings=tuple(findings),
         guarded=guarded,
         unpaired=unpaired,
     )

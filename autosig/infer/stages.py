@@ -19,7 +19,8 @@ stage takes what the one before it made and narrows the same ``ParamResult`` lis
    nothing; ``guarded_trace``: where the signature would narrow what the original
    accepts beyond what the profile shows, the same specs seed one trace instead;
    ``call_site_plan``: where no signature can be written, callers pass tensors;
-5. ``findings``: the AS2xx findings that say why the function retraced, then, for
+5. ``findings.with_findings``: the AS2xx findings of the plan as it stands (the paired
+   trace, ``paired_trace.pair``, included) that say why the function retraced, then, for
    every function whatever step it stopped at, ``honour_comments``: the
    ``# autosig: ignore`` comments (the findings they silence, ``suppressed_on``).
 """
@@ -31,7 +32,7 @@ from autosig.infer.action import MIN_CALLS_FOR_DEFAULTS, decide_action
 from autosig.infer.call_site_plan import plan_call_sites
 from autosig.infer.dimensions import decide_shapes
 from autosig.infer.distributed_inputs import plan_distributed
-from autosig.infer.findings import function_findings, honour_comments
+from autosig.infer.findings import honour_comments, with_findings
 from autosig.infer.library import library_plan
 from autosig.infer.observations import InferOptions, observe
 from autosig.infer.paired_trace import pair
@@ -185,13 +186,11 @@ def _plan(
             "static shape reads rewritten to tf.shape() so their dimensions can be None: "
             + "; ".join(r.describe() for r in rewrites)
         )
-    findings = function_findings(record, site, observed, action, reasons, tensorized)
     entry = FunctionPlan(
         action=action,
         params=params,
         reasons=tuple(reasons) + tuple(f"unsafe: {w}" for w in warnings),
         blockers=tuple(decision.blockers),
-        findings=tuple(findings),
         safety="unsafe" if warnings else "safe",
         warnings=tuple(warnings),
         tried=tuple(r.info.name for r in tried) if action == "signature" else (),
@@ -200,4 +199,5 @@ def _plan(
         guarded=guarded,
         **base,
     )
-    return pair(entry, record, site, observed, decision, shapes, stage.facts), site, lines
+    entry = pair(entry, record, site, observed, decision, shapes, stage.facts)
+    return with_findings(entry, record, site, observed), site, lines
