@@ -23,6 +23,7 @@ from autosig.infer.plan import (
     TensorizedParam,
     sites_text,
 )
+from autosig.infer.probe_evidence import ProbeProofs
 from autosig.infer.specs import DictNode, ListNode, SpecNode, TupleNode
 from autosig.profile.evidence import NumberEvidence
 from autosig.profile.format import FunctionRecord
@@ -32,13 +33,17 @@ POSITIONAL_KINDS = ("POSITIONAL_ONLY", "POSITIONAL_OR_KEYWORD")
 
 
 def plan_call_sites(
-    record: FunctionRecord, results: list[ParamResult], action: Action, narrowed: bool = False
+    record: FunctionRecord,
+    results: list[ParamResult],
+    action: Action,
+    proofs: ProbeProofs,
+    narrowed: bool = False,
 ) -> tuple[CallSitePlan | None, list[str]]:
     """The call-site plan of a function that gets no signature, and the reasons said.
 
     ``results`` are the parameters after ``decide_python_params`` decided which Python
     values may become tensors; ``action`` is the decorator decision (a signature makes
-    call sites moot). ``narrowed``: a signature was planned but not written, because
+    call sites moot); ``proofs``, the function's probe evidence read once. ``narrowed``: a signature was planned but not written, because
     nothing shows the domain of its tensor parameters (``guarded_trace.settle``): the
     Python numbers it would have taken as tensors are passed as tensors by the callers
     instead. A number whose dtype may follow a tensor parameter's (``_coupled``): the
@@ -72,7 +77,7 @@ def plan_call_sites(
         )
         return None, [f"{names} could be passed as tensors at the call sites, but {why}"]
     params = tuple(_tensorized_param(record, r) for r in scalars)
-    probed = {r.info.name: record.probe and record.probe.number(r.info.name) for r in scalars}
+    probed = {r.info.name: proofs.recorded_numbers.get(r.info.name) for r in scalars}
     params = tuple(_with_follows(record, p, probed[p.name]) for p in params)
     coupled = {p.name: _coupled(p, results, probed[p.name]) for p in params}
     if narrowed and any(coupled.values()):

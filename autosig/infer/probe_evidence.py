@@ -179,6 +179,9 @@ class ProbeProofs:
     """(argument path, dimension) -> its proof."""
     numbers: dict[str, NumberProof]
     """Python number parameter -> its proof."""
+    recorded_numbers: dict[str, NumberEvidence]
+    """Python number parameter -> what the probe recorded of it, proven or not (the
+    call-site plan reads which parameters its dtype followed)."""
 
 
 def probe_proofs(evidence: ProbeEvidence | None, *, method: bool) -> ProbeProofs:
@@ -188,7 +191,7 @@ def probe_proofs(evidence: ProbeEvidence | None, *, method: bool) -> ProbeProofs
     dims: dict[tuple[str, int], DimProof] = {}
     numbers: dict[str, NumberProof] = {}
     if evidence is None:
-        return ProbeProofs(dims, numbers)
+        return ProbeProofs(dims, numbers, {})
     first_dims: dict[tuple[str, int], DimEvidence] = {}
     for d in evidence.dims:  # the first record of a dimension counts (ProbeEvidence.dim)
         first_dims.setdefault(d.key, d)
@@ -201,4 +204,4 @@ def probe_proofs(evidence: ProbeEvidence | None, *, method: bool) -> ProbeProofs
     for name, n in first_numbers.items():
         if (proof := _number_proof(n)) is not None:
             numbers[name] = proof
-    return ProbeProofs(dims, numbers)
+    return ProbeProofs(dims, numbers, first_numbers)

@@ -135,7 +135,7 @@ def _plan(
     if distributed is not None:
         reasons.append(distributed.reason)
     call_sites, call_reasons = plan_call_sites(
-        record, results, action, narrowed=stage.signature_kept_out
+        record, results, action, proofs, narrowed=stage.signature_kept_out
     )
     reasons.extend(call_reasons)
     params = tuple(
