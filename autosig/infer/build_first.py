@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections import defaultdict
 
 import libcst as cst
 
@@ -37,44 +36,24 @@ zeros of their shape would take another path through the model)."""
 """The start of the generic advice the decision gives for identical arguments."""
 
 
-def variable_creation_retraces(record: FunctionRecord) -> tuple[int, bool]:
-    """(traces that repeated a call because of variable creation, whether every retrace
-    of the function is one of them)."""
-    by_owner: dict[tuple[int, int], list] = defaultdict(list)
-    for event in record.trace_events:
-        by_owner[(event.process, event.instance)].append(event)
-    repeated = others = 0
-    for events in by_owner.values():
-        for before, event in zip(events, events[1:], strict=False):
-            if (
-                event.call == before.call
-                and event.signature is not None
-                and event.signature == before.signature
-                and not event.new_objects
-            ):
-                repeated += 1
-            else:
-                others += 1
-    complete = len(record.trace_events) == record.traces
-    return repeated, complete and others == 0
-
-
 def with_build_first(
     entry: FunctionPlan,
     record: FunctionRecord,
     source: Source,
     site: FunctionSite | None,
+    first_call: tuple[int, bool],
     tensorflow: str | None,
 ) -> FunctionPlan:
     """``entry`` with what fix does about variables created on the first call, if any.
 
     A stage of the plan (``stages.plan_function``), run where the function was located:
-    ``site`` is the function in ``source`` (None: not found), ``tensorflow`` the
+    ``site`` is the function in ``source`` (None: not found), ``first_call`` what the
+    traces show of it (``Observed.first_call_variables``), ``tensorflow`` the
     version that recorded the profile (Keras 3 optimizers build lazily). A function
     fix leaves as it is (changed since profiling, or an ignore comment covers its
     rewrite: ``suppressed_on``) gets none.
     """
-    repeated, only = variable_creation_retraces(record)
+    repeated, only = first_call
     if not repeated or entry.stale or entry.suppressed_on is not None:
         return entry
     if source.wrapper is None or site is None or site.function is None:

@@ -50,7 +50,6 @@ import libcst as cst
 
 from autosig.analysis.model_build import runtime_started
 from autosig.infer.action import COVERS, Decision
-from autosig.infer.build_first import variable_creation_retraces
 from autosig.infer.dimensions import ShapeDecision
 from autosig.infer.domain_evidence import asked, evidence, narrowing_text
 from autosig.infer.guarded_trace_placement import NoPlacement, Placement, Seeded, place_seeding
@@ -108,7 +107,7 @@ class GuardedFacts:
     why_not: str
     """Why nothing shows it (with ``shown`` None)."""
     creates_variables: bool
-    """The first call creates variables (``build_first.variable_creation_retraces``)."""
+    """The first call creates variables (``Observed.first_call_variables``)."""
     seen: dict[str, dict[str, set]]
     """The tensor shapes the profile saw, by parameter (``Observed.shapes``)."""
     source: Source = dataclasses.field(repr=False)
@@ -147,7 +146,7 @@ def gather(
     shown, why_not = None, ""
     if not decision.narrowing:
         shown, why_not = evidence(record, signed, root)
-    creates = variable_creation_retraces(record)[0]
+    creates = observed.first_call_variables[0]
     seen = observed.shapes
     return GuardedFacts(signed, shown, why_not, creates, seen, source, site)
 

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -792,6 +792,10 @@ class Observed:
     """Parameters passed a NumPy float64 array (read for library functions only)."""
     main_cause: str | None
     """The cause that varied most (``main_cause``), None: no cause known."""
+    first_call_variables: tuple[int, bool]
+    """Traces that repeated a call because it created variables, and whether every
+    retrace was one (``variable_creation_retraces``): read by the guarded trace and
+    ``build_first``."""
 
 
 def observe(record: FunctionRecord, options: InferOptions) -> Observed:
@@ -818,7 +822,32 @@ def observe(record: FunctionRecord, options: InferOptions) -> Observed:
     distributed = [
         info.name for info in record.params if info.name in walked and walked[info.name].distributed
     ]
-    return Observed(results, once, ints, shapes, containers, distributed, float64, cause)
+    first_call = variable_creation_retraces(record)
+    return Observed(
+        results, once, ints, shapes, containers, distributed, float64, cause, first_call
+    )
+
+
+def variable_creation_retraces(record: FunctionRecord) -> tuple[int, bool]:
+    """(traces that repeated a call because of variable creation, whether every retrace
+    of the function is one of them)."""
+    by_owner: dict[tuple[int, int], list] = defaultdict(list)
+    for event in record.trace_events:
+        by_owner[(event.process, event.instance)].append(event)
+    repeated = others = 0
+    for events in by_owner.values():
+        for before, event in zip(events, events[1:], strict=False):
+            if (
+                event.call == before.call
+                and event.signature is not None
+                and event.signature == before.signature
+                and not event.new_objects
+            ):
+                repeated += 1
+            else:
+                others += 1
+    complete = len(record.trace_events) == record.traces
+    return repeated, complete and others == 0
 
 
 def shapes_seen(walked: dict[str, Recorded]) -> dict[str, dict[str, set[Any]]]:

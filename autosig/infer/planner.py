@@ -4,8 +4,9 @@
 Checks come first, in the order a user would want them explained: source available,
 function still there, unchanged since profiling, not already signed; library
 functions (not editable) get advice from their observations (``findings``). A function
-found in its source goes through the stages of ``stages``: observations, Python values,
-dimensions, action, findings, each taking what the one before it made.
+found in its source goes through the stages of ``stages``: Python values, dimensions,
+action, findings, each taking what the one before it made, after the first stage
+(``observations.observe``: the record read once), which every function gets.
 
 ``infer_plan``'s plan includes what ``fix`` does about variables created on the first
 call (``build_first``) and, as every plan, the ``# autosig: ignore`` comments
@@ -18,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from autosig.infer.build_first import with_build_first
-from autosig.infer.observations import InferOptions
+from autosig.infer.observations import InferOptions, observe
 from autosig.infer.plan import FunctionPlan, Plan
 from autosig.infer.stages import plan_function
 from autosig.profile.format import FunctionRecord, Profile
@@ -51,9 +52,13 @@ def infer_plan(
         if text is not None and source is None:
             source = parsed[path] = Source.parse(text, path)
             modules[path] = ProjectModules.of_profiled(options.root, record.path)
-        entry, site = plan_function(record, source, options, modules.get(path))
+        observed = observe(record, options)  # the first stage, for every function
+        entry, site = plan_function(record, observed, source, options, modules.get(path))
         if source is not None:  # variables created on the first call: which TF recorded it?
-            entry = with_build_first(entry, record, source, site, profile.tensorflow_version)
+            first_call = observed.first_call_variables
+            entry = with_build_first(
+                entry, record, source, site, first_call, profile.tensorflow_version
+            )
         plan.functions.append(entry)
     return plan
 
@@ -68,4 +73,4 @@ def infer_function(
     """
     source = None if source_text is None else Source.parse(source_text, record.path or "")
     modules = ProjectModules.of_profiled(options.root, record.path)
-    return plan_function(record, source, options, modules)[0]
+    return plan_function(record, observe(record, options), source, options, modules)[0]

@@ -6,8 +6,9 @@ library code (not editable) gets advice from its observations instead. Then each
 stage takes what the one before it made and narrows the same ``ParamResult`` list:
 
 1. ``observations.observe``: what the profile shows, read from the record once, for
-   every function before the checks (``Observed``: each parameter's ``ParamResult``,
-   traced once?, Python ints, the tensor shapes seen, the distributed parameters);
+   every function before the checks (the planner asks it and hands ``Observed`` in:
+   each parameter's ``ParamResult``, traced once?, Python ints, the tensor shapes seen,
+   the distributed parameters, the variables the first call created);
 2. ``python_params``: which Python numbers may become scalar tensors (the Python-value
    analysis, ``analysis/python_values.py``);
 3. ``dimensions``: which dimensions a signature may leave free or must pin (the
@@ -34,7 +35,7 @@ from autosig.infer.dimensions import decide_shapes
 from autosig.infer.distributed_inputs import plan_distributed
 from autosig.infer.findings import honour_comments, with_findings
 from autosig.infer.library import library_plan
-from autosig.infer.observations import InferOptions, observe
+from autosig.infer.observations import InferOptions, Observed
 from autosig.infer.paired_trace import pair
 from autosig.infer.plan import FunctionPlan, ParamPlan
 from autosig.infer.probe_evidence import probe_proofs
@@ -52,6 +53,7 @@ SIGNED_REASON = "already has an input_signature"
 
 def plan_function(
     record: FunctionRecord,
+    observed: Observed,
     source: Source | None,
     options: InferOptions,
     modules: ProjectModules | None,
@@ -61,7 +63,7 @@ def plan_function(
     (``findings.honour_comments``: the findings they silence; one covering the plan's
     rewrite leaves the function as it is); and the function in ``source`` (None: not
     found), for the profile's own step after it (``build_first``)."""
-    entry, site, lines = _plan(record, source, options, modules)
+    entry, site, lines = _plan(record, observed, source, options, modules)
     if source is None:
         return entry, site
     return honour_comments(entry, source, lines, findings=record.editable), site
@@ -69,13 +71,13 @@ def plan_function(
 
 def _plan(
     record: FunctionRecord,
+    observed: Observed,
     source: Source | None,
     options: InferOptions,
     modules: ProjectModules | None,
 ) -> tuple[FunctionPlan, FunctionSite | None, list[int]]:
     """The checks and the stages: the plan, the function in ``source`` and the lines
     where a suppression comment for it counts (None and none when it is not found)."""
-    observed = observe(record, options)  # the first stage, read once whatever comes next
     if not record.editable:  # library code: advice from the observations alone
         entry = library_plan(record, observed)
         found = None
