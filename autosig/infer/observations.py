@@ -783,7 +783,7 @@ class Observed:
     python_ints: frozenset[str]
     """Parameters every recorded call passed a Python int."""
     shapes: dict[str, dict[str, set[Any]]]
-    """Parameter -> place inside it -> the shapes seen there (``tensor_shapes``)."""
+    """Parameter -> place inside it -> the shapes seen there (``shapes_seen``)."""
     containers: frozenset[str]
     """Parameters that were a tuple, list or dict in every recorded call."""
     distributed: list[str]
@@ -861,12 +861,6 @@ def shapes_seen(walked: dict[str, Recorded]) -> dict[str, dict[str, set[Any]]]:
                 shape = None if shape is None else tuple(shape)
                 out.setdefault(name, {}).setdefault(leaf.path, set()).add(shape)
     return out
-
-
-def tensor_shapes(record: FunctionRecord) -> dict[str, dict[str, set[Any]]]:
-    """``shapes_seen`` of ``record``'s values, for a stage without the ``Observed`` facts
-    (which hold them as ``shapes``)."""
-    return shapes_seen(walk_calls(record))
 
 
 def main_cause(results: list[ParamResult]) -> str | None:
