@@ -210,9 +210,10 @@ def align(seen: list[tuple[Value, int]]) -> Place:
     keys = [key for key, _ in children(first)]
     if first.get("kind") == "dict":
         keys = sorted(keys)
+    by_key = [(dict(children(v)), c) for v, c in seen]
     items = []
     for key in keys:
-        sub = [(dict(children(v))[key], c) for v, c in seen]
+        sub = [(found[key], c) for found, c in by_key]
         items.append((step(first, key), key, align(sub)))
     return Place(seen, items)
 
