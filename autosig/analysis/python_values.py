@@ -552,7 +552,7 @@ class NumberFacts:
     """What the analysis finds for a function's Python-number parameters (``params``)
     before their dtypes are settled (``number_facts``): the dtypes TensorFlow arguments
     and int32 overflow require, and how each is read by name (``number_reads``). The
-    uses follow once the caller has planned the dtypes (``uses``)."""
+    uses follow once the caller has planned the dtypes (``uses_with``)."""
 
     wrapper: MetadataWrapper
     function: FunctionNode
