@@ -375,10 +375,6 @@ def _int_value(node: cst.BaseExpression) -> int | None:
     return None
 
 
-def _is_self(node: cst.BaseExpression) -> bool:
-    return isinstance(node, cst.Name) and node.value == "self"
-
-
 class _Tracer:
     """Walks functions of one module (and, through ``for_view``, of the project modules
     they call into); the module questions go to its ``ModuleView``."""

@@ -415,19 +415,6 @@ def attribute_change(
     return finder.change(read)
 
 
-def global_change(
-    view: ModuleView,
-    name: str,
-    project: OtherFiles | None,
-    display: str,
-    walked: set[int] | None = None,
-) -> StateChange | None:
-    """Where the project changes the object of module variable ``name`` of ``view`` in
-    place (its rebinding in ``view`` is the caller's to judge)."""
-    read = StateRead(name, 0, "", "imported", name, view)
-    return _Finder(view, walked or set(), project, display).change(read)
-
-
 def _global_of(value: cst.BaseExpression, env: Env) -> tuple[ModuleView, str] | None:
     """The module-level variable an expression names (an alias of it), if any."""
     view = env.view
