@@ -453,12 +453,12 @@ def test_unsafe_when_another_file_of_the_project_may_set_trainable(tmp_path: Pat
     assert [f.safety for f in forced.applied] == ["unsafe"]
 
 
-def test_the_module_facts_are_collected_once_in_walk_order() -> None:
+def test_the_stores_and_calls_are_collected_once_in_walk_order() -> None:
     """One pass over the file gathers the stores and method calls every question asks
     about (shared by optimizer_build and model_build); the change reported is the first
     the pass met (iter_tree's order, as when each question walked the file), whichever
     kind it is."""
-    from autosig.analysis.optimizer_build import module_facts
+    from autosig.analysis.optimizer_build import stores_and_calls
 
     text = (
         HEAD
@@ -470,8 +470,8 @@ def test_the_module_facts_are_collected_once_in_walk_order() -> None:
         + STEP
     )
     ctx = RuleContext.from_text(text, "m.py")
-    facts = module_facts(ctx)
-    assert module_facts(ctx) is facts
+    facts = stores_and_calls(ctx)
+    assert stores_and_calls(ctx) is facts
     assert sorted(facts.stores) == ["trainable", "x"]
     assert [c.method for c in facts.method_calls(["add", "apply_gradients"])] == [
         "apply_gradients",

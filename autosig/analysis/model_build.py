@@ -52,9 +52,9 @@ from autosig.analysis.optimizer_build import (
     built_by,
     built_when_created,
     first_parameter,
-    module_facts,
     resolve_reference,
     same_reference,
+    stores_and_calls,
 )
 from autosig.source.metadata import MetadataView, iter_tree
 
@@ -285,7 +285,7 @@ def _project_class(ctx: MetadataView, func: cst.BaseExpression) -> cst.ClassDef 
 def _changed_elsewhere(
     ctx: MetadataView, function: cst.FunctionDef | cst.Lambda, code: str
 ) -> str | None:
-    for c in module_facts(ctx).method_calls(CHANGES_MODEL):
+    for c in stores_and_calls(ctx).method_calls(CHANGES_MODEL):
         if same_reference(c.receiver, code) and not ctx.is_within(c.call, function):
             return (
                 f"line {c.line} calls `{ctx.code(c.call.func)}`: the model is "
@@ -396,7 +396,7 @@ def _node_unsafe(
     if (
         isinstance(node, cst.Attribute)
         and method.name.value not in QUIET_METHODS
-        and module_facts(ctx).is_store(node)
+        and stores_and_calls(ctx).is_store(node)
     ):
         return f"{where} stores `{ctx.code(node)}`; the eager build call runs it once more"
     if not isinstance(node, cst.Call):

@@ -123,9 +123,9 @@ class Store:
 
 
 @dataclass
-class ModuleFacts:
+class StoresAndCalls:
     """What the build analyses (this module's and ``model_build``'s) ask of the whole
-    file, gathered in one pass over its tree (``module_facts``): the attribute stores and
+    file, gathered in one pass over its tree (``stores_and_calls``): the attribute stores and
     the method calls, each in the order the pass met them (``iter_tree``'s, which the
     questions walked the file in before: the one they report first is unchanged). The
     questions below are answered from these instead of walking the file again."""
@@ -146,10 +146,10 @@ class ModuleFacts:
         return sorted(found, key=lambda c: c.order)
 
 
-_FACTS: weakref.WeakKeyDictionary[MetadataView, ModuleFacts] = weakref.WeakKeyDictionary()
+_FACTS: weakref.WeakKeyDictionary[MetadataView, StoresAndCalls] = weakref.WeakKeyDictionary()
 
 
-def module_facts(ctx: MetadataView) -> ModuleFacts:
+def stores_and_calls(ctx: MetadataView) -> StoresAndCalls:
     """The facts of ``ctx``'s module (collected once per view, then shared)."""
     facts = _FACTS.get(ctx)
     if facts is None:
@@ -157,8 +157,8 @@ def module_facts(ctx: MetadataView) -> ModuleFacts:
     return facts
 
 
-def _collect(ctx: MetadataView) -> ModuleFacts:
-    facts = ModuleFacts()
+def _collect(ctx: MetadataView) -> StoresAndCalls:
+    facts = StoresAndCalls()
     targets: set[int] = set()
     for index, node in enumerate(iter_tree(ctx.module)):
         if isinstance(node, (cst.AssignTarget, cst.AugAssign, cst.AnnAssign, cst.Del)):
@@ -334,7 +334,7 @@ def _init_attribute(
     """``self.<attr> = value``: once, as a statement of the class's ``__init__``, and
     stored nowhere else in the file."""
     cls = ctx.enclosing_class(method)
-    stores = [s.node for s in module_facts(ctx).stores.get(attr, ())]
+    stores = [s.node for s in stores_and_calls(ctx).stores.get(attr, ())]
     init = next(
         (
             s
@@ -391,7 +391,7 @@ def _other_variables(
     ctx: MetadataView, function: cst.FunctionDef | cst.Lambda, code: str, variables: str
 ) -> int | None:
     """The line of an optimizer call elsewhere in the file with another variable list."""
-    for c in module_facts(ctx).method_calls(APPLY_METHODS):
+    for c in stores_and_calls(ctx).method_calls(APPLY_METHODS):
         if same_reference(c.receiver, code):
             enclosing = ctx.enclosing_function(c.call) or function
             found = _variables_argument(enclosing, c.call, c.method)
@@ -401,7 +401,7 @@ def _other_variables(
 
 
 def _existing_build(ctx: MetadataView, code: str) -> int | None:
-    for c in module_facts(ctx).method_calls(["build"]):
+    for c in stores_and_calls(ctx).method_calls(["build"]):
         if same_reference(c.receiver, code):
             return c.line
     return None
@@ -572,7 +572,7 @@ def _builds(ctx: MetadataView, statement: cst.CSTNode, code: str) -> bool:
 
 def _variables_changed_later(ctx: MetadataView, models: list[Ref]) -> str | None:
     """A reason the list of trainable variables may differ at the first step."""
-    facts = module_facts(ctx)
+    facts = stores_and_calls(ctx)
     changes = [
         c
         for c in facts.method_calls(CHANGES_VARIABLES)
