@@ -174,6 +174,22 @@ def test_per_path_ignores(tmp_path: Path) -> None:
     assert config.rules_for(tmp_path / "src" / "train.py")[1] == ("AS107",)
 
 
+def test_command_line_rules_add_to_a_files_and_to_stdins(tmp_path: Path) -> None:
+    from autosig.source.collect import rules_for, stdin_rules
+
+    write(tmp_path / "pyproject.toml", FULL)
+    config = load_config([tmp_path])
+    path = tmp_path / "tests" / "test_a.py"
+    assert rules_for(config, path, None, ["AS101", "AS999"]) == (
+        ("AS1",),
+        ("AS107", "AS101", "AS105", "AS999"),
+    )
+    assert rules_for(config, path, ["AS2"], None) == (("AS2",), ("AS107", "AS101", "AS105"))
+    # stdin has no path: no per-path ignore applies, --ignore adds without repeating
+    assert stdin_rules(config, None, ["AS107", "AS999"]) == (("AS1",), ("AS107", "AS999"))
+    assert stdin_rules(config, ["AS2"], None) == (("AS2",), ("AS107",))
+
+
 def test_relative_paths_are_resolved_from_cwd(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

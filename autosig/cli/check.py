@@ -25,6 +25,7 @@ from autosig.rules.checker import (
     check_tasks,
     require_runnable_rules,
 )
+from autosig.source.collect import stdin_rules
 from autosig.source.config import Config, load_config
 from autosig.source.files import SizeNotice, mentions_function
 
@@ -156,8 +157,7 @@ def _check_stdin(
     result = CheckResult(files_seen=1)
     if not mentions_function(data):
         return result
-    file_select = tuple(select) if select is not None else config.select
-    file_ignore = tuple(config.ignore) + tuple(c for c in ignore or () if c not in config.ignore)
+    file_select, file_ignore = stdin_rules(config, select, ignore)
     (outcome,) = check_tasks([FileTask("-", data, file_select, file_ignore)], 1, cache=cache)
     result.files_parsed = 1
     result.findings.extend(outcome.findings)

@@ -27,7 +27,7 @@ from autosig.rewrite.patch import display_path, unified_diff, write_patch
 from autosig.rewrite.report_lines import on_disk, place
 from autosig.rewrite.summary import patch_header
 from autosig.rules.checker import require_runnable_rules
-from autosig.source.collect import CollectedFile, collect
+from autosig.source.collect import CollectedFile, collect, stdin_rules
 from autosig.source.config import Config, load_config
 from autosig.source.files import (
     SizeNotice,
@@ -266,16 +266,13 @@ class FixSession:
         cannot be fixed is the outcome's ``result``."""
         text, encoding, bom = decode_source(data, "-")
         source = SourceFile(Path("-"), text, encoding, bom)
-        config = self.config
-        file_ignore = tuple(config.ignore) + tuple(
-            c for c in ignore or () if c not in config.ignore
-        )
+        file_select, file_ignore = stdin_rules(self.config, select, ignore)
         result = fix_task(
             FixTask(
                 display="-",
                 text=text,
                 profile_rel="-",
-                select=tuple(select) if select is not None else config.select,
+                select=file_select,
                 ignore=file_ignore,
                 unsafe_fixes=self.unsafe,
                 plan=None,

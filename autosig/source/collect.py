@@ -69,7 +69,20 @@ def rules_for(
     file_select, file_ignore = config.rules_for(path)
     if select is not None:
         file_select = tuple(select)
-    return file_select, tuple(file_ignore) + tuple(c for c in ignore or () if c not in file_ignore)
+    return file_select, _with_ignored(file_ignore, ignore)
+
+
+def stdin_rules(
+    config: Config, select: Sequence[str] | None, ignore: Sequence[str] | None
+) -> tuple[tuple[str, ...] | None, tuple[str, ...]]:
+    """The rules selected for source read from stdin (``check -``, ``fix -``): as
+    ``rules_for``, but the text has no path, so no per-path ignore applies."""
+    file_select = tuple(select) if select is not None else config.select
+    return file_select, _with_ignored(config.ignore, ignore)
+
+
+def _with_ignored(ignored: Sequence[str], more: Sequence[str] | None) -> tuple[str, ...]:
+    return tuple(ignored) + tuple(c for c in more or () if c not in ignored)
 
 
 def collect(
