@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import pytest
 
+from autosig.analysis.module_view import ModuleView
 from autosig.analysis.shape_reads import shape_use
 from autosig.source.discover import discover_text
 
@@ -101,7 +102,7 @@ def _reads(source: str) -> list[tuple[str, object, str]]:
     wrapper, sites = discover_text(TF + source, "m.py")
     function = sites[0].function
     params = [p.name.value for p in function.params.params if p.name.value != "self"]
-    found = shape_use(wrapper, function, params, {p: 2 for p in params})
+    found = shape_use(ModuleView(wrapper), function, params, {p: 2 for p in params})
     out = []
     for name, reads in found.reads.items():
         for read in reads:
@@ -122,14 +123,16 @@ def test_autograph_off_makes_a_loop_over_a_tensor_a_read() -> None:
         + "@tf.function(autograph=False)\ndef f(x):\n    for row in x:\n        pass\n    return x\n"
     )
     wrapper, sites = discover_text(source, "m.py")
-    found = shape_use(wrapper, sites[0].function, ["x"], autograph=False)
+    found = shape_use(ModuleView(wrapper), sites[0].function, ["x"], autograph=False)
     assert [(r.param, r.dims) for r in found.reads["x"]] == [("x", frozenset({0}))]
 
 
 def draws_of(source: str) -> list[str]:
     """The random draws found in the first tf.function of ``source``, sorted."""
     wrapper, sites = discover_text(source, "m.py")
-    return sorted(d.code for d in shape_use(wrapper, sites[0].function, ["x"]).random_draws)
+    return sorted(
+        d.code for d in shape_use(ModuleView(wrapper), sites[0].function, ["x"]).random_draws
+    )
 
 
 def test_random_draws_that_depend_on_the_trace_count() -> None:
@@ -153,7 +156,7 @@ def test_a_read_names_the_helper_it_is_in() -> None:
         + "def helper(t):\n    return t.shape[0]\n@tf.function\ndef f(x):\n    return helper(x)\n"
     )
     wrapper, sites = discover_text(source, "m.py")
-    (read,) = shape_use(wrapper, sites[-1].function, ["x"]).reads["x"]
+    (read,) = shape_use(ModuleView(wrapper), sites[-1].function, ["x"]).reads["x"]
     assert read.line == 3 and read.via == "helper() (called at line 6)"
     assert "helper() (called at line 6)" in read.describe()
 
@@ -182,11 +185,11 @@ def test_calls_into_other_project_modules_are_followed(tmp_path) -> None:  # noq
     (tmp_path / "pkg" / "train.py").write_text(source)
     wrapper, sites = discover_text(source, "train.py")
     modules = ProjectModules.around(tmp_path / "pkg" / "train.py")
-    (read,) = shape_use(wrapper, sites[0].function, ["x"], modules=modules).reads["x"]
+    (read,) = shape_use(ModuleView(wrapper, modules), sites[0].function, ["x"]).reads["x"]
     assert (read.dims, read.kind, read.line) == (frozenset({1}), "python", 2)
     assert read.via == "pkg.helpers.steps() (called at line 6)"
     # without the project's modules the helpers are code outside the project
-    unknown = shape_use(wrapper, sites[0].function, ["x"], {"x": 2}).reads["x"]
+    unknown = shape_use(ModuleView(wrapper), sites[0].function, ["x"], {"x": 2}).reads["x"]
     assert {r.kind for r in unknown} == {"callee"}
 
 
@@ -204,7 +207,7 @@ def _project_reads(
     source = files["model.py"]
     wrapper, sites = discover_text(source, str(tmp_path / "model.py"))
     modules = ProjectModules.around(tmp_path / "model.py")
-    use = shape_use(wrapper, sites[0].function, list(params), modules=modules)
+    use = shape_use(ModuleView(wrapper, modules), sites[0].function, list(params))
     out = []
     for name, reads in use.reads.items():
         for read in reads:
@@ -307,7 +310,7 @@ def test_static_reads_behind_calls_are_found(name: str, tmp_path) -> None:  # no
     wrapper, sites = discover_text(source, str(tmp_path / "model.py"))
     function = sites[0].function
     params = [p.name.value for p in function.params.params if p.name.value != "self"]
-    use = shape_use(wrapper, function, params, {p: 2 for p in params})
+    use = shape_use(ModuleView(wrapper), function, params, {p: 2 for p in params})
     found = [
         (n, "all" if r.dims is None else sorted(r.dims), r.kind, r.via)
         for n, reads in use.reads.items()
@@ -373,7 +376,7 @@ def test_random_draws_in_helpers_called_without_tensors_are_found(tmp_path) -> N
         (tmp_path / name).write_text(text)
     wrapper, sites = discover_text(files["model.py"], str(tmp_path / "model.py"))
     use = shape_use(
-        wrapper, sites[0].function, ["x"], modules=ProjectModules.around(tmp_path / "model.py")
+        ModuleView(wrapper, ProjectModules.around(tmp_path / "model.py")), sites[0].function, ["x"]
     )
     assert [(d.code, d.via) for d in use.random_draws] == [
         (
@@ -421,7 +424,7 @@ def test_unknown_objects_stay_code_outside_the_project_and_say_so() -> None:
         "    @tf.function\n    def __call__(self, x):\n        return self.model(x)\n"
     )
     wrapper, sites = discover_text(source, "m.py")
-    (read,) = shape_use(wrapper, sites[0].function, ["x"], {"x": 4}).reads["x"]
+    (read,) = shape_use(ModuleView(wrapper), sites[0].function, ["x"], {"x": 4}).reads["x"]
     assert (read.kind, read.dims, read.unseen) == ("callee", frozenset({1, 2, 3}), True)
     assert "code the analysis cannot see" in read.describe()
     # a Keras layer of the library stays "outside the project" (known, not unseen)
@@ -429,5 +432,5 @@ def test_unknown_objects_stay_code_outside_the_project_and_say_so() -> None:
         TF + "dense = tf.keras.layers.Dense(3)\n@tf.function\ndef f(x):\n    return dense(x)\n"
     )
     wrapper, sites = discover_text(keras_layer, "m.py")
-    (read,) = shape_use(wrapper, sites[0].function, ["x"], {"x": 2}).reads["x"]
+    (read,) = shape_use(ModuleView(wrapper), sites[0].function, ["x"], {"x": 2}).reads["x"]
     assert (read.kind, read.unseen) == ("callee", False)

@@ -525,6 +525,7 @@ def test_a_followed_module_is_cut_to_what_the_function_reaches() -> None:
 
 def test_reads_found_through_a_cut_module_are_those_of_the_whole_module(tmp_path) -> None:  # noqa: ANN001
     """shape_use follows ``helpers.pool`` into a module cut to what ``pool`` reaches."""
+    from autosig.analysis.module_view import ModuleView
     from autosig.analysis.shape_reads import shape_use
     from autosig.source.discover import discover_text
     from autosig.source.project_modules import ProjectModules
@@ -544,7 +545,7 @@ def test_reads_found_through_a_cut_module_are_those_of_the_whole_module(tmp_path
             return super().__call__(dotted)
 
     def reads(modules: ProjectModules) -> list[tuple[object, ...]]:
-        found = shape_use(wrapper, sites[0].function, ["x"], modules=modules).reads["x"]
+        found = shape_use(ModuleView(wrapper, modules), sites[0].function, ["x"]).reads["x"]
         return sorted((sorted(r.dims), r.kind, r.line, r.via) for r in found)
 
     cut = reads(ProjectModules.around(tmp_path / "train.py"))

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from autosig.analysis.module_view import ModuleView
 from autosig.analysis.project_writes import OtherFiles, _project
 from autosig.analysis.shape_reads import shape_use
 from autosig.analysis.trace_state import state_reason
@@ -28,7 +29,7 @@ def _changes(tmp_path: Path, files: dict[str, str], site: int = 0) -> list[str]:
     wrapper, sites = discover_text(files["model.py"], str(model))
     function = sites[site].function
     params = [p.name.value for p in function.params.params if p.name.value != "self"]
-    use = shape_use(wrapper, function, params, modules=ProjectModules.around(model))
+    use = shape_use(ModuleView(wrapper, ProjectModules.around(model)), function, params)
     return [c.describe() for c in use.state_changes(OtherFiles(str(model)), "model.py")]
 
 
@@ -170,7 +171,7 @@ def test_the_reason_names_what_changes_it(tmp_path: Path) -> None:
     (tmp_path / "model.py").write_text(files["model.py"])
     _project.cache_clear()
     wrapper, sites = discover_text(files["model.py"], str(tmp_path / "model.py"))
-    use = shape_use(wrapper, sites[0].function, ["x"])
+    use = shape_use(ModuleView(wrapper), sites[0].function, ["x"])
     reason = state_reason(use.state_changes(None, "model.py"))
     assert reason is not None
     assert "`TEMPERATURE` (line 8), which model.py:5 rebinds" in reason
@@ -188,7 +189,7 @@ def _settings(tmp_path: Path, text: str) -> list[str]:
     wrapper, sites = discover_text(text, str(model))
     function = sites[0].function
     params = [p.name.value for p in function.params.params if p.name.value != "self"]
-    use = shape_use(wrapper, function, params, modules=ProjectModules.around(model))
+    use = shape_use(ModuleView(wrapper, ProjectModules.around(model)), function, params)
     return [r.code for r in settings_reads(use.state_reads)]
 
 
@@ -238,9 +239,13 @@ def test_shape_use_carries_the_state_reason_when_asked(tmp_path: Path) -> None:
     _project.cache_clear()
     wrapper, sites = discover_text(files["model.py"], str(model))
     asked = shape_use(
-        wrapper, sites[0].function, ["x"], project=OtherFiles(str(model)), display="model.py"
+        ModuleView(wrapper),
+        sites[0].function,
+        ["x"],
+        project=OtherFiles(str(model)),
+        display="model.py",
     )
-    plain = shape_use(wrapper, sites[0].function, ["x"])
+    plain = shape_use(ModuleView(wrapper), sites[0].function, ["x"])
     expected = state_reason(
         plain.state_changes(OtherFiles(str(model)), "model.py")
     ) or settings_reason(plain.state_reads)

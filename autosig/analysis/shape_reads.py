@@ -48,7 +48,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, QualifiedNameSource
+from libcst.metadata import QualifiedNameSource
 
 from autosig.analysis.module_view import (
     Bound,
@@ -87,7 +87,6 @@ from autosig.analysis.trace_state import (
     state_reason,
 )
 from autosig.source.metadata import children, index_tree
-from autosig.source.project_modules import ModuleResolver
 
 ReadKind = Literal["control", "python", "tf", "callee"]
 """How a static shape read is used: it steers Python control flow, is a Python value
@@ -308,12 +307,11 @@ Taint = dict[str, bool]
 
 
 def shape_use(
-    wrapper: MetadataWrapper,
+    view: ModuleView,
     function: cst.FunctionDef | cst.Lambda,
     params: Sequence[str],
     ranks: Mapping[str, int | None] | None = None,
     autograph: bool = True,
-    modules: ModuleResolver | None = None,
     structures: Collection[str] = (),
     *,
     project: OtherFiles | None = None,
@@ -321,18 +319,19 @@ def shape_use(
 ) -> ShapeUse:
     """Static shape reads of ``params`` in ``function`` and the project code it calls.
 
-    ``wrapper`` must have ``ScopeProvider`` and ``PositionProvider`` resolvable (the
-    discovery wrappers of ``check``, ``fix`` and inference all do). ``ranks`` gives a
+    ``view`` is ``function``'s module (``ModuleView(wrapper, modules)``; a caller asking
+    several questions of one module builds it once and hands it to each): its wrapper
+    must have ``ScopeProvider`` and ``PositionProvider`` resolvable (the discovery
+    wrappers of ``check``, ``fix`` and inference all do), and its ``modules`` parses
+    another module of the project by dotted name (None when it is not in the project),
+    so calls into imported project functions are followed too. ``ranks`` gives a
     parameter's rank when known, so ``x.shape[-1]`` names its dimension. ``autograph``
     is the tf.function's option (a ``for`` loop over a tensor is then a graph loop).
-    ``modules`` parses another module of the project by dotted name (None when it is not
-    in the project), so calls into imported project functions are followed too.
     ``structures``: parameters that were a tuple, list or dict in every call (unpacking or
     iterating them reads no tensor's shape). ``display``, the traced file's name: also
     look for the state read while tracing that the project (``project``, its other files;
     None: this file only) changes, and say why in ``ShapeUse.state_reason``.
     """
-    view = ModuleView(wrapper, modules)
     tracer = _Tracer(view, dict(ranks or {}), autograph, frozenset(structures))
     result = ShapeUse(reads={p: [] for p in params}, view=view)
     taint = {p: {p: True} for p in params}

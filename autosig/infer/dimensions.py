@@ -18,6 +18,7 @@ import dataclasses
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
+from autosig.analysis.module_view import ModuleView
 from autosig.analysis.project_writes import OtherFiles
 from autosig.analysis.shape_reads import ShapeRead, ShapeUse, autograph_enabled, shape_use
 from autosig.infer.observations import Observed, ParamResult
@@ -129,26 +130,12 @@ def decide_shapes(
     # each tensor parameter's leaves (the probes' path, spec), before any spec changes
     places = {id(r): list(_leaf_paths(r.spec, r.info.name)) for r in tensors}
     project, display = _project_of(modules)
+    view = ModuleView(source.wrapper, modules)  # one view of the module for both questions
     use = shape_use(
-        source.wrapper,
-        site.function,
-        names,
-        ranks,
-        autograph,
-        modules,
-        structures,
-        project=project,
-        display=display,
+        view, site.function, names, ranks, autograph, structures, project=project, display=display
     )
     dynamic = choose_rewrites(
-        source.wrapper,
-        site.function,
-        use,
-        to_free,
-        varying,
-        dense,
-        autograph=autograph,
-        modules=modules,
+        view, site.function, use, to_free, varying, dense, autograph=autograph
     )
     before = use  # the reads of dimensions no rewrite frees stay in the code
     use = dynamic.without_rewritten(use)

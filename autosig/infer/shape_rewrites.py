@@ -31,12 +31,12 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 import libcst as cst
 from libcst.helpers import get_full_name_for_node
-from libcst.metadata import MetadataWrapper, QualifiedNameSource
+from libcst.metadata import QualifiedNameSource
 
+from autosig.analysis.module_view import ModuleView
 from autosig.analysis.python_values import short_code, target_names
 from autosig.analysis.shape_reads import ShapeRead, ShapeUse, shape_use
 from autosig.analysis.tf_random_apis import draws_per_trace
@@ -50,8 +50,7 @@ from autosig.infer.size_arguments import (
     TENSOR_OPS,
     Form,
 )
-from autosig.source.metadata import PositionProvider, iter_tree, qualified_names
-from autosig.source.project_modules import ModuleResolver
+from autosig.source.metadata import iter_tree
 
 _TENSOR_ARRAY_METHODS = frozenset(
     {"write", "read", "stack", "gather", "concat", "size", "scatter", "unstack", "split"}
@@ -91,14 +90,13 @@ class DynamicShapes:
 
 
 def plan_rewrites(
-    wrapper: MetadataWrapper,
+    view: ModuleView,
     function: cst.FunctionDef | cst.Lambda,
     use: ShapeUse,
     stands_in_way: Callable[[ShapeRead], bool],
     dense: Mapping[str, int | None],
     *,
     autograph: bool = True,
-    modules: ModuleResolver | None = None,
     free: Callable[[str, int], bool] = lambda name, dim: True,
 ) -> DynamicShapes:
     """The reads of ``use`` to rewrite to ``tf.shape()``.
@@ -119,7 +117,7 @@ def plan_rewrites(
             candidates.setdefault(id(read.node), read.node)
     if not candidates:
         return out
-    walk = _RewriteWalk(wrapper, function, dense, autograph, modules)
+    walk = _RewriteWalk(view, function, dense, autograph)
     accepted: dict[int, _Candidate] = {}
     for key, node in candidates.items():
         try:
@@ -157,18 +155,17 @@ class _RewriteWalk:
 
     def __init__(
         self,
-        wrapper: MetadataWrapper,
+        view: ModuleView,
         function: cst.FunctionDef,
         dense: Mapping[str, int | None],
         autograph: bool,
-        modules: ModuleResolver | None,
     ) -> None:
-        self.wrapper = wrapper
+        self.view = view
+        """The function's module (its metadata, and the project modules it imports)."""
         self.function = function
         self.dense = dict(dense)
         self.autograph = autograph
-        self.modules = modules
-        self.positions = wrapper.resolve(PositionProvider)
+        self.positions = view.positions
         self.parents: dict[cst.CSTNode, cst.CSTNode] = {}
         for node in iter_tree(function):
             for child in node.children:
@@ -182,7 +179,7 @@ class _RewriteWalk:
         params = function.params
         for param in (*params.posonly_params, *params.params, *params.kwonly_params):
             self.bindings.setdefault(param.name.value, []).insert(0, param)
-        self.module_ranks = _module_variable_ranks(wrapper.module)
+        self.module_ranks = _module_variable_ranks(view.module)
         self.tensors = self._tensor_names()
 
     # -- names ---------------------------------------------------------------------------
@@ -283,11 +280,8 @@ class _RewriteWalk:
         return False
 
     # -- metadata ------------------------------------------------------------------------
-    def _get(self, provider: type, node: cst.CSTNode, default: Any = None) -> Any:
-        return self.wrapper.resolve(provider).get(node, default)
-
     def names(self, node: cst.CSTNode) -> set[tuple[str, QualifiedNameSource]]:
-        return {(q.name, q.source) for q in qualified_names(self._get, node)}
+        return self.view.names(node)
 
     def tf_api(self, func: cst.BaseExpression) -> str | None:
         """``tensorflow.zeros`` for ``tf.zeros`` (None: not TensorFlow, or Keras)."""
@@ -304,14 +298,10 @@ class _RewriteWalk:
         return found.replace("tensorflow.compat.v2.", "tensorflow.")
 
     def builtin(self, func: cst.BaseExpression) -> str | None:
-        for name, source in self.names(func):
-            if source is QualifiedNameSource.BUILTIN:
-                return name.removeprefix("builtins.")
-        return None
+        return self.view.builtin(func)
 
     def line(self, node: cst.CSTNode) -> int:
-        where = self.positions.get(node)
-        return where.start.line if where is not None else 0
+        return self.view.line(node)
 
     def position(self, node: cst.CSTNode) -> tuple[int, int]:
         where = self.positions[node]
@@ -632,7 +622,7 @@ class _RewriteWalk:
         func = call.func
         if not isinstance(func, cst.Name) or func.value not in {n for n, _ in self.names(func)}:
             return None
-        for statement in self.wrapper.module.body:
+        for statement in self.view.module.body:
             if isinstance(statement, cst.FunctionDef) and statement.name.value == func.value:
                 return statement
         return None
@@ -652,7 +642,7 @@ class _RewriteWalk:
             if index >= len(positional):
                 return False
             name = positional[index].name.value
-        use = shape_use(self.wrapper, helper, [name], {name: None}, self.autograph, self.modules)
+        use = shape_use(self.view, helper, [name], {name: None}, self.autograph)
         return not use.reads.get(name) and not use.random_draws
 
     # -- for ... in range(n) ---------------------------------------------------------------
@@ -1063,7 +1053,7 @@ def _literal_rank(call: cst.Call) -> int | None:
 
 
 def choose_rewrites(
-    wrapper: MetadataWrapper,
+    view: ModuleView,
     function: cst.FunctionDef | cst.Lambda,
     use: ShapeUse,
     to_free: set[tuple[str, int]],
@@ -1071,7 +1061,6 @@ def choose_rewrites(
     dense: Mapping[str, int | None],
     *,
     autograph: bool = True,
-    modules: ModuleResolver | None = None,
 ) -> DynamicShapes:
     """The rewrites that let dimensions in ``to_free`` (parameter, dimension) be None.
 
@@ -1094,9 +1083,7 @@ def choose_rewrites(
         def free(param: str, dim: int, wanted: set[tuple[str, int]] = wanted) -> bool:
             return (param, dim) in wanted
 
-        found = plan_rewrites(
-            wrapper, function, use, stands, dense, autograph=autograph, modules=modules, free=free
-        )
+        found = plan_rewrites(view, function, use, stands, dense, autograph=autograph, free=free)
         left = found.without_rewritten(use)
         still = {
             (param, dim)

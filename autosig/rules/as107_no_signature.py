@@ -7,6 +7,7 @@ from pathlib import Path
 
 import libcst as cst
 
+from autosig.analysis.module_view import ModuleView
 from autosig.analysis.shape_reads import autograph_enabled, shape_use
 from autosig.analysis.trace_state import settings_reason, state_reason
 from autosig.rules.base import Invalid, Rule
@@ -350,11 +351,10 @@ def _static_safety(
     if params is None or site.function is None:
         return "unsafe", "the traced function is not in this file, so its shape reads are unknown"
     use = shape_use(
-        ctx.wrapper,
+        ModuleView(ctx.wrapper, ctx.project_modules),
         site.function,
         params,
         autograph=autograph_enabled(site.site.decorator_args),
-        modules=ctx.project_modules,
     )
     reads = [r for found in use.reads.values() for r in found]
     definite = [r for r in reads if r.definite]

@@ -508,7 +508,7 @@ class CachedTrace:
                         f"the trace creates `{self.ctx.code(call.func)}` objects, which "
                         "the old code made anew (new variables) on every call"
                     )
-        draws = shape_use(self.ctx.wrapper, function, ()).random_draws
+        draws = shape_use(ModuleView(self.ctx.wrapper), function, ()).random_draws
         if draws:
             self.verdict.add(
                 f"the trace draws stateful random numbers ({draws[0].describe()}), from a "
