@@ -92,15 +92,20 @@ class CallAt:
 @dataclass(frozen=True)
 class ModuleFacts:
     """What the questions below ask of the whole file, gathered in one pass over its tree
-    (``module_facts``; ``iter_tree``'s order): every call and where its callee starts,
-    every name passed on as a value, each node's parent, each ``for`` loop's target names
-    and the names its body changes. The dataset questions about one loop's iterable
-    (``_is_dataset``) still ask the view and the scopes."""
+    (``module_facts``; ``iter_tree``'s order): every call, where its callee starts and the
+    qualified names it goes through, the calls of untyped dataset stages, every name
+    passed on as a value, each node's parent, each ``for`` loop's line, iterable as
+    written, target names and the names its body changes. The questions about one loop
+    read these and the scopes, not the file's metadata again."""
 
-    view: MetadataView
     scopes: Mapping[cst.CSTNode, Any]
     """``ScopeProvider``'s scopes."""
     calls: tuple[CallAt, ...]
+    names: Mapping[cst.Call, frozenset[str]]
+    """The qualified names each call's callee goes through (``tensorflow.data.Dataset.range``)."""
+    untyped: tuple[cst.Call, ...]
+    """The calls of stages whose elements' rank is unknown (``numpy_function``,
+    ``py_function``, ``from_generator``: ``UNTYPED_STAGES``), by name or written name."""
     passed: tuple[tuple[str, int], ...]
     """(name, line) of each name passed on as a value (``f(step)``, ``x = step``,
     ``return step``)."""
@@ -111,6 +116,8 @@ class ModuleFacts:
     """The names each loop's body binds or assigns into (``_changed_bases``)."""
     lines: Mapping[cst.For, int]
     """Each loop's line."""
+    iterables: Mapping[cst.For, str]
+    """Each loop's iterable as written (``train_ds.take(3)``)."""
 
     def ancestors(self, node: cst.CSTNode) -> Iterator[cst.CSTNode]:
         current = self.parents.get(node)
@@ -133,7 +140,10 @@ def module_facts(wrapper: MetadataWrapper) -> ModuleFacts:
         loop: tuple(n for n in iter_tree(loop.target) if isinstance(n, cst.Name)) for loop in loops
     }
     lines = {loop: view.position(loop)[0] for loop in loops}
+    iterables = {loop: view.code(loop.iter) for loop in loops}
     calls: list[CallAt] = []
+    names: dict[cst.Call, frozenset[str]] = {}
+    untyped: list[cst.Call] = []
     passed: list[tuple[str, int]] = []
     changed: dict[cst.For, set[str]] = defaultdict(set)
     for node in nodes:
@@ -141,7 +151,11 @@ def module_facts(wrapper: MetadataWrapper) -> ModuleFacts:
             anchors = [positions[node.func].start]
             if isinstance(node.func, cst.Attribute):
                 anchors.append(positions[node.func.attr].start)
-            calls.append(CallAt(node, callee_name(node), tuple(anchors)))
+            callee = callee_name(node)
+            calls.append(CallAt(node, callee, tuple(anchors)))
+            names[node] = frozenset(view.qualified_names(node.func))
+            if ({n.rsplit(".", 1)[-1] for n in names[node]} | {callee}) & UNTYPED_STAGES:
+                untyped.append(node)
         elif isinstance(node, (cst.Arg, cst.Assign, cst.Return)):
             if isinstance(node.value, cst.Name):
                 passed.append((node.value.value, positions[node.value].start.line))
@@ -153,14 +167,16 @@ def module_facts(wrapper: MetadataWrapper) -> ModuleFacts:
                     changed[current].update(bases)
                 inner, current = current, parents.get(current)
     return ModuleFacts(
-        view,
         scopes,
         tuple(calls),
+        names,
+        tuple(untyped),
         tuple(passed),
         parents,
         loop_names,
-        {loop: frozenset(names) for loop, names in changed.items()},
+        {loop: frozenset(bound) for loop, bound in changed.items()},
         lines,
+        iterables,
     )
 
 
@@ -192,7 +208,7 @@ def element_args(
         loop = _element_loop(facts, arg.value)
         if loop is None:
             continue
-        where = (facts.view.code(loop.iter), facts.lines[loop])
+        where = (facts.iterables[loop], facts.lines[loop])
         if found is not None and where != found:
             return f"line {line} passes elements of more than one dataset"
         found = where
@@ -292,7 +308,7 @@ def _is_dataset(
         for stage in _spine(node):  # `from_tensor_slices(x).batch(n).map(f)`: each call
             if _from_parameters(facts, stage) or not _static_stage(facts, stage):
                 return False
-        names = facts.view.qualified_names(node.func)
+        names = facts.names[node]
         if any(n.startswith(DATASET_APIS) for n in names):
             return True
         if any(n.rsplit(".", 1)[-1] in KERAS_DATASET_UTILS for n in names):
@@ -391,7 +407,7 @@ def _flat(targets: list[cst.CSTNode]) -> Iterator[cst.CSTNode]:
             yield target
 
 
-UNTYPED_STAGES = ("numpy_function", "py_function", "py_func", "from_generator")
+UNTYPED_STAGES = frozenset({"numpy_function", "py_function", "py_func", "from_generator"})
 STAGE_METHODS = frozenset({"map", "flat_map", "interleave", "apply", "filter", "take_while"})
 
 
@@ -432,8 +448,7 @@ def _static_stage(facts: ModuleFacts, call: cst.Call) -> bool:
     """The stage fixes its elements' dtype and rank statically: not ``from_generator``
     without ``output_signature``, not a ``map`` through ``numpy_function`` or
     ``py_function`` (whose elements' rank is unknown)."""
-    names = facts.view.qualified_names(call.func)
-    last = {n.rsplit(".", 1)[-1] for n in names}
+    last = {n.rsplit(".", 1)[-1] for n in facts.names[call]}
     if isinstance(call.func, cst.Attribute):
         last.add(call.func.attr.value)
     if "from_generator" in last:
@@ -447,17 +462,9 @@ def _static_stage(facts: ModuleFacts, call: cst.Call) -> bool:
         if isinstance(arg.value, cst.Name):
             bodies += _defs(facts, arg.value)
         for body in bodies:
-            for node in iter_tree(body):
-                if isinstance(node, cst.Call) and _untyped(facts.view, node):
-                    return False
+            if any(facts.is_within(c, body) for c in facts.untyped):
+                return False
     return True
-
-
-def _untyped(view: MetadataView, call: cst.Call) -> bool:
-    func = call.func
-    last = func.attr.value if isinstance(func, cst.Attribute) else getattr(func, "value", None)
-    names = {n.rsplit(".", 1)[-1] for n in view.qualified_names(func)}
-    return bool((names | {last}) & set(UNTYPED_STAGES))
 
 
 def _defs(facts: ModuleFacts, name: cst.Name) -> list[cst.CSTNode]:
