@@ -15,14 +15,17 @@ API or Keras' ``*_dataset_from_*`` utilities, or a dataset method (``batch``, ``
 
 from __future__ import annotations
 
+import functools
 from collections import defaultdict
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import libcst as cst
 from libcst.metadata import Assignment, CodePosition, GlobalScope, MetadataWrapper, ScopeProvider
 
+from autosig.source.discover import Source
 from autosig.source.metadata import MetadataView, PositionProvider, index_tree, iter_tree
 
 DATASET_METHODS = frozenset(
@@ -72,6 +75,12 @@ class ElementArgs:
     n_positional: int
     """How many positional arguments the call passes."""
     keywords_passed: frozenset[str]
+
+    def covered(self, positional: Sequence[str]) -> set[str]:
+        """The parameters passed as elements, for a function whose positional
+        parameters are ``positional`` (in order)."""
+        out = {positional[i] for i in self.positional if i < len(positional)}
+        return out | set(self.keywords)
 
 
 @dataclass(frozen=True)
@@ -178,6 +187,28 @@ def module_facts(wrapper: MetadataWrapper) -> ModuleFacts:
         lines,
         iterables,
     )
+
+
+def file_facts(path: str, root: Path | None) -> ModuleFacts | None:
+    """The facts of the file at ``path`` (relative to ``root`` unless absolute; as a
+    profile records it), parsed once while it is unchanged; None if it cannot be read
+    or parsed."""
+    full = Path(path) if Path(path).is_absolute() or root is None else root / path
+    try:
+        stat = full.stat()
+    except OSError:
+        return None
+    return _parsed(str(full), stat.st_mtime_ns, stat.st_size)
+
+
+@functools.lru_cache(maxsize=32)
+def _parsed(path: str, mtime: int, size: int) -> ModuleFacts | None:  # noqa: ARG001
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+    source = Source.parse(text, path)
+    return module_facts(source.wrapper) if source.wrapper is not None else None
 
 
 def element_args(

@@ -22,17 +22,10 @@ signature is offered as an unsafe fix, and ``narrows`` says what it would reject
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Sequence
 from pathlib import Path
 
-from autosig.analysis.dataset_loops import (
-    ElementArgs,
-    ModuleFacts,
-    element_args,
-    module_facts,
-    other_references,
-)
+from autosig.analysis.dataset_loops import element_args, file_facts, other_references
 from autosig.infer.call_site_plan import callee_name
 from autosig.infer.observations import ParamResult
 from autosig.infer.specs import (
@@ -46,7 +39,6 @@ from autosig.infer.specs import (
     TupleNode,
 )
 from autosig.profile.format import FunctionRecord
-from autosig.source.discover import Source
 from autosig.text import plural
 
 AUTO = "auto"
@@ -95,7 +87,9 @@ def evidence(
 def dataset_calls(
     record: FunctionRecord, names: set[str], root: Path | None
 ) -> tuple[str | None, str]:
-    """Every recorded call passed ``names`` as elements of a tf.data dataset, or why not."""
+    """Every recorded call passed ``names`` as elements of a tf.data dataset, and no other
+    reference to the function in its own file or a call site's may pass anything else;
+    or why not. Each file's dataset-loop facts are read once (``file_facts``)."""
     sites = record.call_sites
     if not sites:
         return None, "no call sites were recorded"
@@ -107,22 +101,39 @@ def dataset_calls(
     for site in sites:
         if not site.editable or site.path is None:
             return None, f"a call comes from outside the project ({site.where})"
-        facts = _facts(site.path, root)
+        facts = file_facts(site.path, root)
         if facts is None:
             return None, f"{site.where} could not be read"
         found = element_args(facts, site.line, site.col, callee)
         if isinstance(found, str):
             return None, f"{site.where}: {found}"
-        covered = _covered(found, positional)
-        missing = sorted(names - covered)
+        missing = sorted(names - found.covered(positional))
         if missing:
             return None, (
                 f"{site.where} passes `{missing[0]}` other than as an element of a tf.data dataset"
             )
         loops.append(f"`{found.dataset}` (line {found.line})")
-    unseen = _unrecorded(record, callee, root)
-    if unseen:
-        return None, unseen
+    if callee is not None:  # ``__call__``'s calls go through any name: no such check
+        # a call of the function in its own file or a call site's file that the profile
+        # did not record (it may pass anything)
+        recorded: dict[str, set[tuple[int, int | None]]] = {}
+        for site in sites:
+            assert site.path is not None  # every site passed the checks above
+            recorded.setdefault(site.path, set()).add((site.line, site.col))
+        if record.path is not None:
+            recorded.setdefault(record.path, set())
+        for path, positions in recorded.items():
+            facts = file_facts(path, root)
+            if facts is None and path == record.path:
+                continue  # the function's own file unread: the sites were checked
+            if facts is None:
+                return None, f"{path} could not be read"
+            lines = other_references(facts, callee, positions)
+            if lines:
+                return None, (
+                    f"{path}:{lines[0]} refers to `{callee}` outside the recorded calls "
+                    "(a call the profile never saw may pass anything)"
+                )
     where = ", ".join(dict.fromkeys(loops))
     return (
         f"every recorded call ({plural(record.calls, 'call')}, "
@@ -130,57 +141,6 @@ def dataset_calls(
         "whose elements share one structure, dtype and rank",
         "",
     )
-
-
-def _unrecorded(record: FunctionRecord, callee: str | None, root: Path | None) -> str:
-    """A call of the function (through ``callee``) in its own file or a call site's file
-    that the profile did not record (it may pass anything), or ""."""
-    if callee is None:
-        return ""
-    files: dict[str, set[tuple[int, int | None]]] = {}
-    for site in record.call_sites:
-        assert site.path is not None
-        files.setdefault(site.path, set()).add((site.line, site.col))
-    if record.path is not None:
-        files.setdefault(record.path, set())
-    for path, recorded in files.items():
-        facts = _facts(path, root)
-        if facts is None:
-            if path == record.path:
-                continue  # the function's own file unread: the sites were checked
-            return f"{path} could not be read"
-        lines = other_references(facts, callee, recorded)
-        if lines:
-            return (
-                f"{path}:{lines[0]} refers to `{callee}` outside the recorded calls "
-                "(a call the profile never saw may pass anything)"
-            )
-    return ""
-
-
-def _covered(found: ElementArgs, positional: list[str]) -> set[str]:
-    out = {positional[i] for i in found.positional if i < len(positional)}
-    return out | set(found.keywords)
-
-
-def _facts(path: str, root: Path | None) -> ModuleFacts | None:
-    """The dataset-loop facts of the file at ``path`` (parsed once while it is unchanged)."""
-    full = Path(path) if Path(path).is_absolute() or root is None else root / path
-    try:
-        stat = full.stat()
-    except OSError:
-        return None
-    return _parsed(str(full), stat.st_mtime_ns, stat.st_size)
-
-
-@functools.lru_cache(maxsize=32)
-def _parsed(path: str, mtime: int, size: int) -> ModuleFacts | None:  # noqa: ARG001
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
-        return None
-    source = Source.parse(text, path)
-    return module_facts(source.wrapper) if source.wrapper is not None else None
 
 
 def narrows(signed: Sequence[ParamResult]) -> list[str]:
