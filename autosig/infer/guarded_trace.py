@@ -44,14 +44,13 @@ from __future__ import annotations
 import dataclasses
 import functools
 from collections.abc import Iterator
-from pathlib import Path
 
 import libcst as cst
 
 from autosig.analysis.model_build import runtime_started
 from autosig.infer.action import COVERS, Decision
 from autosig.infer.dimensions import ShapeDecision
-from autosig.infer.domain_evidence import asked, evidence, narrowing_text
+from autosig.infer.domain_evidence import asked, narrowing_text
 from autosig.infer.guarded_trace_placement import NoPlacement, Placement, Seeded, place_seeding
 from autosig.infer.observations import InferOptions, Observed, ParamResult
 from autosig.infer.plan import Action, GuardedTrace
@@ -131,21 +130,20 @@ class GuardedFacts:
 
 
 def gather(
-    record: FunctionRecord,
     source: Source,
     site: FunctionSite,
     observed: Observed,
     decision: Decision,
-    root: Path | None = None,
+    domain: tuple[str | None, str] | None,
 ) -> GuardedFacts | None:
     """The facts of the choice, or None where no signature is planned at all (no
-    guarded trace to choose)."""
+    guarded trace to choose). ``domain``: ``domain_evidence.evidence`` of the signed
+    parameters, asked by the planner where the signature narrows nothing it knows of
+    (None: not asked)."""
     if not decision.narrowing and decision.action != "signature":
         return None
     signed = [r for r in observed.results if r.info.name in decision.signed]
-    shown, why_not = None, ""
-    if not decision.narrowing:
-        shown, why_not = evidence(record, signed, root)
+    shown, why_not = domain if domain is not None else (None, "")
     creates = observed.first_call_variables[0]
     seen = observed.shapes
     return GuardedFacts(signed, shown, why_not, creates, seen, source, site)
@@ -191,13 +189,16 @@ def decide(
     decision: Decision,
     shapes: ShapeDecision,
     options: InferOptions,
+    domain: tuple[str | None, str] | None = None,
 ) -> Guarded:
     """The guarded-trace stage: where a signature would narrow what the original accepts
-    with nothing showing the domain, the guarded trace (its specs set on ``observed.results``), or
-    what ``settle`` keeps instead; else ``decision``'s action and reasons."""
+    with nothing showing the domain (``domain``: what ``domain_evidence`` found, asked
+    where ``decision`` is a signature narrowing nothing it knows of), the guarded trace
+    (its specs set on ``observed.results``), or what ``settle`` keeps instead; else
+    ``decision``'s action and reasons."""
     facts = None
     if options.guarded_trace:
-        facts = gather(record, source, site, observed, decision, options.root)
+        facts = gather(source, site, observed, decision, domain)
     choice = choose(facts, record, site, decision, shapes) if facts is not None else None
     reasons = decision.reasons
     if choice is None:

@@ -17,8 +17,10 @@ stage takes what the one before it made and narrows the same ``ParamResult`` lis
    elements gets ``input_signature=[D.element_spec]``;
 4. ``action``: an ``input_signature`` covering the positional parameters up to the last
    one that must be in it, ``reduce_retracing=True`` when a parameter blocks that, or
-   nothing; ``guarded_trace``: where the signature would narrow what the original
-   accepts beyond what the profile shows, the same specs seed one trace instead;
+   nothing; ``domain_evidence``: what shows the calls stay within that signature's
+   domain (asked once, here); ``guarded_trace``: where the signature would narrow what
+   the original accepts beyond what the profile shows, the same specs seed one trace
+   instead;
    ``call_site_plan``: where no signature can be written, callers pass tensors;
 5. ``findings.with_findings``: the AS2xx findings of the plan as it stands (the paired
    trace, ``paired_trace.pair``, included) that say why the function retraced, then, for
@@ -33,6 +35,7 @@ from autosig.infer.action import MIN_CALLS_FOR_DEFAULTS, decide_action
 from autosig.infer.call_site_plan import plan_call_sites
 from autosig.infer.dimensions import decide_shapes
 from autosig.infer.distributed_inputs import plan_distributed
+from autosig.infer.domain_evidence import evidence
 from autosig.infer.findings import honour_comments, with_findings
 from autosig.infer.library import library_plan
 from autosig.infer.observations import InferOptions, Observed
@@ -132,7 +135,11 @@ def _plan(
     shapes = decide_shapes(source, site, record, observed, policies, proofs, modules)
     distributed = plan_distributed(source, site, record, observed, shapes.use)
     decision = decide_action(record, site, results, shapes, not options.guarded_trace)
-    stage = guarded_trace.decide(record, source, site, observed, decision, shapes, options)
+    domain = None  # what shows the calls stay within the signature's domain, or why not
+    if options.guarded_trace and decision.action == "signature" and not decision.narrowing:
+        signed = [r for r in results if r.info.name in decision.signed]
+        domain = evidence(record, signed, options.root)
+    stage = guarded_trace.decide(record, source, site, observed, decision, shapes, options, domain)
     action, reasons, narrowed, guarded = stage.action, stage.reasons, stage.narrowed, stage.guarded
     if distributed is not None:
         reasons.append(distributed.reason)
