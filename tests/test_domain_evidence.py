@@ -19,7 +19,7 @@ from libcst.metadata import MetadataWrapper
 from test_infer import plan_of as known_domain_plan
 from test_infer import py, record, tensor
 
-from autosig.analysis.dataset_loops import ElementArgs, element_args, module_facts
+from autosig.analysis.dataset_loops import ElementArgs, element_args, file_facts, module_facts
 from autosig.infer.domain_evidence import narrows
 from autosig.infer.observations import ParamResult
 from autosig.infer.specs import DictNode, ListNode, TensorSpecNode
@@ -410,3 +410,33 @@ def test_an_unrecorded_call_in_the_file_is_no_evidence(
         assert any(
             "driver.py:8 refers to `step` outside the recorded calls" in r for r in plan.reasons
         )
+
+
+@pytest.mark.parametrize(
+    ("qualname", "callee"),
+    [("step", "step"), ("Trainer.step", "step"), ("Model.__call__", None), ("<lambda>", None)],
+)
+def test_the_name_the_calls_go_through(qualname: str, callee: str | None) -> None:
+    """``FunctionRecord.callee``: what the dataset-loop questions and the call-site
+    rewrite match calls by (``__call__``: any name, matched by position alone)."""
+    assert record(STEP, [{"x": tensor(4, 3)}], qualname=qualname).callee == callee
+
+
+def test_the_parameters_a_call_passes_as_elements() -> None:
+    found = args_at(LOOPS, 8)
+    assert isinstance(found, ElementArgs)
+    # `m.step(x, training=y)`: position 0 and the keyword; a position past the
+    # function's positional parameters names none
+    assert found.covered(["x", "y"]) == {"x", "training"}
+    assert found.covered([]) == {"training"}
+
+
+def test_a_call_sites_file_is_read_once_while_unchanged(tmp_path: Path) -> None:
+    (tmp_path / "driver.py").write_text(DRIVER_DATASET)
+    first = file_facts("driver.py", tmp_path)
+    assert first is not None and file_facts(str(tmp_path / "driver.py"), None) is first
+    (tmp_path / "driver.py").write_text(DRIVER_DATASET + "\n# changed\n")
+    assert file_facts("driver.py", tmp_path) is not first
+    assert file_facts("missing.py", tmp_path) is None
+    (tmp_path / "broken.py").write_text("def (:\n")
+    assert file_facts("broken.py", tmp_path) is None

@@ -91,7 +91,7 @@ def plan_call_sites(
             r.warning = "; ".join(w for w in (r.warning, warning) if w)
     unrecorded = sum(s.calls for s in record.call_sites if s not in sites)
     plan = CallSitePlan(
-        callee=callee_name(record.qualname),
+        callee=record.callee,
         params=params,
         sites=sites,
         unrecorded=unrecorded + record.call_sites_dropped,
@@ -226,12 +226,6 @@ def _position(record: FunctionRecord, name: str) -> tuple[int | None, int | None
         and not any(p.kind == "VAR_POSITIONAL" for p in record.params)
     )
     return index, (len(positional) - 1 - index if filled and index is not None else None)
-
-
-def callee_name(qualname: str) -> str | None:
-    """The name a call of the function goes through (None for ``__call__``: any)."""
-    name = qualname.rsplit(".", 1)[-1]
-    return None if name == "__call__" or name.startswith("<") else name
 
 
 def describe_call_sites(plan: CallSitePlan, blocking: str | None) -> str:

@@ -26,7 +26,6 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from autosig.analysis.dataset_loops import element_args, file_facts, other_references
-from autosig.infer.call_site_plan import callee_name
 from autosig.infer.observations import ParamResult
 from autosig.infer.specs import (
     DictNode,
@@ -96,7 +95,7 @@ def dataset_calls(
     if record.call_sites_dropped or sum(s.calls for s in sites) < record.calls:
         return None, "not every call's site was recorded (calls from other tf.functions?)"
     positional = [p.name for p in record.params if p.kind in POSITIONAL_KINDS]
-    callee = callee_name(record.qualname)
+    callee = record.callee
     loops = []
     for site in sites:
         if not site.editable or site.path is None:

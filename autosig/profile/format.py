@@ -221,6 +221,13 @@ class FunctionRecord:
         where = f"{self.path}:{self.line}" if self.path else "<unknown>"
         return f"{self.qualname} ({where})"
 
+    @property
+    def callee(self) -> str | None:
+        """The name a call of the function goes through (``step`` of ``model.step(x)``;
+        None for ``__call__``, called through any name, and for a lambda)."""
+        name = self.qualname.rsplit(".", 1)[-1]
+        return None if name == "__call__" or name.startswith("<") else name
+
 
 @dataclass
 class Profile:
