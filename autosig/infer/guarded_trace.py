@@ -95,9 +95,9 @@ class GuardedChoice:
 
 @dataclasses.dataclass(frozen=True)
 class GuardedFacts:
-    """What the choice asks of the domain evidence, the profile and the file, asked once
-    per function (``gather``): the first choice (``decide``) and the paired trace's
-    (``paired_trace.pair``) read it."""
+    """What the choice reads of the domain evidence (asked by the stages before this
+    one), the profile and the file, gathered once per function (``gather``): the first
+    choice (``decide``) and the paired trace's (``paired_trace.pair``) read it."""
 
     signed: list[ParamResult]
     """The parameters a signature would hold."""
