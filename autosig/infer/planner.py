@@ -34,7 +34,8 @@ def infer_plan(
 
     Library functions (not editable) are always planned, as "none" with advice, so the
     report can show them. Each file is parsed once, and its project modules found
-    once, for all its functions: every stage reads that one parse. After each
+    once, for all its functions: every stage reads that one parse, and each function
+    is found in it once (``Source.find``: its site and lines). After each
     function's stages, what fix does about variables created on its first call
     (``build_first``: the profile says which TensorFlow recorded it).
     """
@@ -50,11 +51,13 @@ def infer_plan(
             continue
         source = parsed.get(path) if text is not None else None
         if text is not None and source is None:
-            source = parsed[path] = Source.parse(text, path)
             modules[path] = ProjectModules.of_profiled(options.root, record.path)
+            source = parsed[path] = Source.parse(text, path)
+        located = source.find(record.qualname, record.line) if source is not None else None
         observed = observe(record, options)  # the first stage, for every function
-        entry, site = plan_function(record, observed, source, options, modules.get(path))
+        entry = plan_function(record, observed, source, located, options, modules.get(path))
         if source is not None:  # variables created on the first call: which TF recorded it?
+            site = located.site if located is not None else None
             first_call = observed.first_call_variables
             entry = with_build_first(
                 entry, record, source, site, first_call, profile.tensorflow_version
@@ -71,6 +74,7 @@ def infer_function(
     With no profile to say which TensorFlow recorded it, no ``optimizer.build`` is
     planned (``infer_plan`` plans it).
     """
-    source = None if source_text is None else Source.parse(source_text, record.path or "")
     modules = ProjectModules.of_profiled(options.root, record.path)
-    return plan_function(record, observe(record, options), source, options, modules)[0]
+    source = None if source_text is None else Source.parse(source_text, record.path or "")
+    located = source.find(record.qualname, record.line) if source is not None else None
+    return plan_function(record, observe(record, options), source, located, options, modules)

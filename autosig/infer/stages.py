@@ -44,7 +44,7 @@ from autosig.infer.plan import FunctionPlan, ParamPlan
 from autosig.infer.probe_evidence import probe_proofs
 from autosig.infer.python_params import decide_python_params
 from autosig.profile.format import FunctionRecord
-from autosig.source.discover import FunctionSite, Source
+from autosig.source.discover import Located, Source
 from autosig.source.hashing import source_hash_from_file_text
 from autosig.source.project_modules import ProjectModules
 
@@ -58,35 +58,35 @@ def plan_function(
     record: FunctionRecord,
     observed: Observed,
     source: Source | None,
+    located: Located | None,
     options: InferOptions,
     modules: ProjectModules | None,
-) -> tuple[FunctionPlan, FunctionSite | None]:
+) -> FunctionPlan:
     """The plan of the function ``record`` describes, in the current ``source`` of its
-    file (None: not available), with its ``# autosig: ignore`` comments honoured
+    file (None: not available) where the planner found it (``located``, ``Source.find``;
+    None: not found), with its ``# autosig: ignore`` comments honoured
     (``findings.honour_comments``: the findings they silence; one covering the plan's
-    rewrite leaves the function as it is); and the function in ``source`` (None: not
-    found), for the profile's own step after it (``build_first``)."""
-    entry, site, lines = _plan(record, observed, source, options, modules)
+    rewrite leaves the function as it is)."""
+    entry, lines = _plan(record, observed, source, located, options, modules)
     if source is None:
-        return entry, site
-    return honour_comments(entry, source, lines, findings=record.editable), site
+        return entry
+    return honour_comments(entry, source, lines, findings=record.editable)
 
 
 def _plan(
     record: FunctionRecord,
     observed: Observed,
     source: Source | None,
+    located: Located | None,
     options: InferOptions,
     modules: ProjectModules | None,
-) -> tuple[FunctionPlan, FunctionSite | None, list[int]]:
-    """The checks and the stages: the plan, the function in ``source`` and the lines
-    where a suppression comment for it counts (None and none when it is not found)."""
+) -> tuple[FunctionPlan, list[int]]:
+    """The checks and the stages: the plan and the lines where a suppression comment
+    for the function counts (none when it is not found)."""
     if not record.editable:  # library code: advice from the observations alone
         entry = library_plan(record, observed)
-        found = None
-        if source is not None:  # a library file among the sources: its comments count too
-            found = source.locate(record.qualname, record.line)
-        return entry, found, source.site_lines(found) if source is not None and found else []
+        # a library file among the sources: its comments count too
+        return entry, located.comment_lines if source is not None and located else []
     base = {
         "path": record.path or "",
         "qualname": record.qualname,
@@ -97,32 +97,32 @@ def _plan(
     where = record.path or "<unknown file>"
     if source is None:
         reasons = (f"the source of {where} is not available",)
-        return FunctionPlan(action="none", reasons=reasons, **base), None, []
+        return FunctionPlan(action="none", reasons=reasons, **base), []
     if source.error is not None:
-        return FunctionPlan(action="none", reasons=(f"{where} {source.error}",), **base), None, []
-    site = source.locate(record.qualname, record.line)
-    if site is None:
+        return FunctionPlan(action="none", reasons=(f"{where} {source.error}",), **base), []
+    if located is None:
         reasons = (
             f"no tf.function named {record.qualname} found in {where} "
             "(moved, renamed or no longer a tf.function? re-run autosig profile)",
         )
-        return FunctionPlan(action="none", reasons=reasons, **base), None, []
+        return FunctionPlan(action="none", reasons=reasons, **base), []
+    site = located.site
     base["line"] = site.site.line
-    first, last = source.lines_of(site)
-    lines = source.site_lines(site)
+    first, last = located.lines
+    lines = located.comment_lines
     if (
         record.source_sha256
         and source_hash_from_file_text(source.text, first, last) != record.source_sha256
     ):
-        return FunctionPlan(action="none", reasons=(STALE_REASON,), stale=True, **base), site, lines
+        return FunctionPlan(action="none", reasons=(STALE_REASON,), stale=True, **base), lines
     if site.site.has_input_signature:
-        return FunctionPlan(action="none", reasons=(SIGNED_REASON,), **base), site, lines
+        return FunctionPlan(action="none", reasons=(SIGNED_REASON,), **base), lines
 
     results, once = observed.results, observed.once
     if record.calls <= 1 or once is not None:
         reason = "called once; nothing to fix" if record.calls <= 1 else str(once)
         params = tuple(ParamPlan(r.info.name, None, r.evidence) for r in results)
-        return FunctionPlan(action="none", params=params, reasons=(reason,), **base), site, lines
+        return FunctionPlan(action="none", params=params, reasons=(reason,), **base), lines
 
     short = frozenset()
     if record.calls < MIN_CALLS_FOR_DEFAULTS and not record.signatures_dropped:
@@ -209,4 +209,4 @@ def _plan(
         **base,
     )
     entry = pair(entry, record, site, observed, decision, shapes, stage.facts)
-    return with_findings(entry, record, site, observed), site, lines
+    return with_findings(entry, record, site, observed), lines

@@ -350,6 +350,18 @@ def discover_text(text: str, path: str = "<string>") -> tuple[MetadataWrapper, l
     return wrapper, discover_sites(wrapper, path)
 
 
+@dataclass(frozen=True)
+class Located:
+    """A profiled function found in its file (``Source.find``): its site and the lines
+    the planner's checks read, asked of the parse once."""
+
+    site: FunctionSite
+    lines: tuple[int, int]
+    """First and last line of the function (``Source.lines_of``: what the source hash covers)."""
+    comment_lines: list[int]
+    """Where a suppression comment for it counts (``Source.site_lines``)."""
+
+
 @dataclass
 class Source:
     """A parsed file: its text, metadata wrapper and tf.function sites (or why not)."""
@@ -373,6 +385,13 @@ class Source:
         if not matches:
             return None
         return min(matches, key=lambda s: abs(s.site.line - line))
+
+    def find(self, qualname: str, line: int) -> Located | None:
+        """The tf.function ``qualname`` nearest to ``line`` (``locate``) with its lines."""
+        site = self.locate(qualname, line)
+        if site is None:
+            return None
+        return Located(site, self.lines_of(site), self.site_lines(site))
 
     def lines_of(self, site: FunctionSite) -> tuple[int, int]:
         """First and last line of the function (def keyword through the end of the body)."""
