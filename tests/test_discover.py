@@ -7,7 +7,7 @@ import textwrap
 import pytest
 
 from autosig.errors import AutosigError
-from autosig.source.discover import discover_text
+from autosig.source.discover import Source, discover_text
 
 
 def sites_of(src: str):
@@ -104,3 +104,32 @@ def test_syntax_error_is_one_line() -> None:
     with pytest.raises(AutosigError) as info:
         discover_text("def f(:\n", "bad.py")
     assert "bad.py" in str(info.value) and "\n" not in str(info.value)
+
+
+def test_find_gives_the_nearest_site_with_its_lines() -> None:
+    text = textwrap.dedent(
+        """\
+        import tensorflow as tf
+
+        @tf.function(  # autosig: ignore
+            jit_compile=True,
+        )
+        def step(x):
+            return x
+
+
+        @tf.function
+        def step(x):
+            return x + 1
+        """
+    )
+    source = Source.parse(text, "m.py")
+    found = source.find("step", 9)
+    assert found is not None
+    assert found.site.site.line == 11
+    assert found.lines == (11, 12)  # the def keyword through the body
+    assert found.comment_lines == source.site_lines(found.site) == [10, 11]
+    first = source.find("step", 2)
+    assert first is not None and first.lines == (6, 7) and first.comment_lines == [3, 4, 5, 6]
+    assert source.find("missing", 1) is None
+    assert Source.parse("def (", "m.py").find("step", 1) is None

@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from autosig.analysis.optimizer_build import NoBuild, OptimizerBuild, plan_optimizer_build
-from autosig.infer.observations import InferOptions, variable_creation_retraces
+from autosig.infer.observations import InferOptions
+from autosig.infer.observed import variable_creation_retraces
 from autosig.infer.plan import BuildFirst, Plan
 from autosig.infer.planning import plan_fixes
 from autosig.profile.format import CallSignature, FunctionRecord, Profile, TraceEvent

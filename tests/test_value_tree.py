@@ -112,6 +112,21 @@ def test_walk_calls_reads_each_parameter_once() -> None:
     ]
 
 
+def test_recorded_shapes_by_place() -> None:
+    wide = {"kind": "tensor", "shape": [3], "dtype": "float32"}
+    unknown = {"kind": "numpy", "shape": None, "dtype": "float64"}
+    signatures = [
+        CallSignature({"x": {"kind": "tuple", "items": [T, P]}, "d": REPLICAS}, {}, calls=2),
+        CallSignature({"x": {"kind": "tuple", "items": [wide, unknown]}, "n": P}, {}, calls=1),
+    ]
+    params = [ParamInfo(name, "POSITIONAL_OR_KEYWORD") for name in ("x", "d", "n")]
+    record = FunctionRecord("m.py", "m.f", 1, None, True, params, signatures=signatures)
+    walked = walk_calls(record)
+    assert walked["x"].shapes() == {"[0]": {(2,), (3,)}, "[1]": {None}}
+    assert walked["d"].shapes() == {"(replica 0)": {(2,)}, "(replica 1)": {(2,)}}
+    assert walked["n"].shapes() == {}
+
+
 OTHER_FORMATS = {
     "profile/probe/scheduler.py",  # the probe's messages, not recorded values
     "verify/effects_compare.py",  # effect digests ({"k": ...}), not recorded values

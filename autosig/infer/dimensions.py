@@ -21,7 +21,8 @@ from dataclasses import dataclass, field
 from autosig.analysis.module_view import ModuleView
 from autosig.analysis.project_writes import OtherFiles
 from autosig.analysis.shape_reads import ShapeRead, ShapeUse, autograph_enabled, shape_use
-from autosig.infer.observations import Observed, ParamResult
+from autosig.infer.observations import ParamResult
+from autosig.infer.observed import Observed
 from autosig.infer.plan import Blocker, ShapeRewrite
 from autosig.infer.probe_evidence import DimProof, ProbeProofs
 from autosig.infer.shape_rewrites import choose_rewrites

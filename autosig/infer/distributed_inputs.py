@@ -34,7 +34,8 @@ import libcst as cst
 
 from autosig.analysis.dataset_elements import dataset_of_calls
 from autosig.analysis.shape_reads import ShapeUse
-from autosig.infer.observations import Observed, ParamResult
+from autosig.infer.observations import ParamResult
+from autosig.infer.observed import Observed
 from autosig.infer.specs import ElementSpecNode
 from autosig.profile.format import FunctionRecord
 from autosig.source.discover import FunctionSite, Source

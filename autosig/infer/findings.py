@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import replace
 
-from autosig.infer.observations import Observed, retrace_message
+from autosig.infer.observed import Observed, retrace_message
 from autosig.infer.plan import Action, FunctionPlan
 from autosig.profile.format import FunctionRecord
 from autosig.source.discover import FunctionSite, Source

@@ -52,7 +52,8 @@ from autosig.infer.action import COVERS, Decision
 from autosig.infer.dimensions import ShapeDecision
 from autosig.infer.domain_evidence import asked, narrowing_text
 from autosig.infer.guarded_trace_placement import NoPlacement, Placement, Seeded, place_seeding
-from autosig.infer.observations import InferOptions, Observed, ParamResult
+from autosig.infer.observations import InferOptions, ParamResult
+from autosig.infer.observed import Observed
 from autosig.infer.plan import Action, GuardedTrace
 from autosig.infer.specs import (
     DictNode,

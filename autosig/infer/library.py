@@ -6,7 +6,7 @@ but their result is advice on what the caller can change, shown with AS201.
 
 from __future__ import annotations
 
-from autosig.infer.observations import ONCE_REASON, Observed, retrace_message
+from autosig.infer.observed import ONCE_REASON, Observed, retrace_message
 from autosig.infer.plan import FunctionPlan, ParamPlan
 from autosig.profile.format import FunctionRecord
 from autosig.source.sites import Finding

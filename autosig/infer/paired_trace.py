@@ -34,7 +34,8 @@ from autosig.analysis.instance_bindings import MAY_CHANGE
 from autosig.infer.action import Decision
 from autosig.infer.dimensions import ShapeDecision
 from autosig.infer.guarded_trace import GuardedFacts, choose
-from autosig.infer.observations import Observed, ParamResult
+from autosig.infer.observations import ParamResult
+from autosig.infer.observed import Observed
 from autosig.infer.plan import FunctionPlan, ParamPlan, Plan, Unpaired, sites_text
 from autosig.infer.specs import TensorSpecNode, render_spec
 from autosig.profile.format import FunctionRecord

@@ -6,7 +6,7 @@ function still there, unchanged since profiling, not already signed; library
 functions (not editable) get advice from their observations (``findings``). A function
 found in its source goes through the stages of ``stages``: Python values, dimensions,
 action, findings, each taking what the one before it made, after the first stage
-(``observations.observe``: the record read once), which every function gets.
+(``observed.observe``: the record read once), which every function gets.
 
 ``infer_plan``'s plan includes what ``fix`` does about variables created on the first
 call (``build_first``) and, as every plan, the ``# autosig: ignore`` comments
@@ -19,7 +19,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from autosig.infer.build_first import with_build_first
-from autosig.infer.observations import InferOptions, observe
+from autosig.infer.observations import InferOptions
+from autosig.infer.observed import observe
 from autosig.infer.plan import FunctionPlan, Plan
 from autosig.infer.stages import plan_function
 from autosig.profile.format import FunctionRecord, Profile

@@ -5,7 +5,7 @@ available, the function still there, unchanged since profiling, not already sign
 library code (not editable) gets advice from its observations instead. Then each
 stage takes what the one before it made and narrows the same ``ParamResult`` list:
 
-1. ``observations.observe``: what the profile shows, read from the record once, for
+1. ``observed.observe``: what the profile shows, read from the record once, for
    every function before the checks (the planner asks it and hands ``Observed`` in:
    each parameter's ``ParamResult``, traced once?, Python ints, the tensor shapes seen,
    the distributed parameters, the variables the first call created);
@@ -38,7 +38,8 @@ from autosig.infer.distributed_inputs import plan_distributed
 from autosig.infer.domain_evidence import evidence
 from autosig.infer.findings import honour_comments, with_findings
 from autosig.infer.library import library_plan
-from autosig.infer.observations import InferOptions, Observed
+from autosig.infer.observations import InferOptions
+from autosig.infer.observed import Observed
 from autosig.infer.paired_trace import pair
 from autosig.infer.plan import FunctionPlan, ParamPlan
 from autosig.infer.probe_evidence import probe_proofs

@@ -9,7 +9,8 @@ nest their array leaves the same way. Everything that goes into that nesting (in
 a value holds (``children``), how a path names one (``step``), every leaf with its path
 (``leaves``), every node (``nodes``), a copy with its leaves changed (``map_leaves``),
 and the walk inference reads (``walk_calls``): each parameter's values over every call
-signature, aligned item by item (``Place``) with their leaves, in one pass. Pure
+signature, aligned item by item (``Place``) with their leaves, in one pass, and the
+shapes seen at each place inside a parameter (``Recorded.shapes``). Pure
 Python: no TensorFlow, so the static paths may use it.
 """
 
@@ -19,7 +20,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from autosig.profile.format import FunctionRecord, Value
+from autosig.profile.format import TENSOR_KINDS, FunctionRecord, Value
 
 SEQUENCES = ("tuple", "list", "namedtuple")
 """Containers whose ``items`` are a list."""
@@ -171,6 +172,17 @@ class Recorded:
     """A tuple, list, namedtuple or dict in every call signature that has it."""
     distributed: bool
     """Only tf.distribute values (``is_distributed``) in every call signature that has it."""
+
+    def shapes(self) -> dict[str, set[Any]]:
+        """Place inside the parameter (a leaf's path) -> the shapes its tensor-like leaves
+        (``TENSOR_KINDS``) were seen with, over every call signature (None: unknown rank)."""
+        out: dict[str, set[Any]] = {}
+        for leaf in self.leaves:
+            if leaf.value.get("kind") in TENSOR_KINDS:
+                shape = leaf.value.get("shape")
+                shape = None if shape is None else tuple(shape)
+                out.setdefault(leaf.path, set()).add(shape)
+        return out
 
 
 def walk_calls(record: FunctionRecord) -> dict[str, Recorded]:
