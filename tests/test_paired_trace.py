@@ -169,3 +169,47 @@ def test_call_sites_outside_the_files_fixed_leave_the_plan_without_the_pair() ->
         "not among the files fixed (fix them too)"
     )
     assert alone.call_sites == plan.call_sites  # listed as call sites to change
+
+
+WRAPPED = SMOOTH.replace(
+    "@tf.function\n", "def logged(f):\n    return f\n\n\n@logged\n@tf.function\n"
+)
+
+
+def test_a_pair_refused_for_another_reason_says_that_reason() -> None:
+    """review7/8: the plan without the pair used to end with "`step_size` is a Python
+    value in the calls", which the call-site tensors settle; what keeps the guarded
+    trace out is the decorator above tf.function, and the plan says so."""
+    plan = smoother_plan(WRAPPED, **FOLLOWS)
+    assert plan.action != "guarded_trace" and plan.unpaired is None, plan.reasons
+    assert plan.call_sites is not None
+    refused = [r for r in plan.reasons if r.startswith("no guarded relaxed trace with the call")]
+    assert refused == [
+        "no guarded relaxed trace with the call sites' tensors: tf.function is not its "
+        "outermost decorator: the name the seeding call goes through is the wrapper's, "
+        "which has no get_concrete_function"
+    ], plan.reasons
+    assert (plan.action, plan.safety) == ("reduce_retracing", "safe")
+
+
+def test_a_number_left_a_python_value_at_the_call_sites_refuses_the_pair_by_name() -> None:
+    """review8: `scale` is 2.0 in every call, so the call sites keep passing it as a
+    Python number; the seeding trace would hold a tensor for it."""
+    source = SMOOTH.replace("(image, step_size)", "(image, step_size, scale)").replace(
+        "return image +", "return scale * image +"
+    )
+    calls = [
+        {"image": tensor(1, 8 + n, 8 + n, 1), "step_size": py(0.01 * (n + 1)), "scale": py(2.0)}
+        for n in range(8)
+    ]
+    rec = record(source, calls, qualname="smooth")
+    rec.call_sites = [CallSite("pkg/driver.py", 5, calls=8, col=4, positional=3)]
+    evidence = NumberEvidence("step_size", "float", "float32", "spec", True, ["float32"], **FOLLOWS)
+    rec.probe = ProbeEvidence(numbers=[evidence])
+    plan = plan_of(source, rec, guarded_trace=True)
+    assert plan.call_sites is not None and plan.action == "reduce_retracing", plan.reasons
+    assert plan.reasons[-1] == (
+        "no guarded relaxed trace with the call sites' tensors: `scale` stays a Python value "
+        "at the call sites, and a call passing one does not fit a trace seeded with a tensor "
+        "for it"
+    )

@@ -92,6 +92,8 @@ class GuardedChoice:
     """Why writing it may change behaviour (the plan's warning), else None."""
     shown: str = ""
     """What shows the domain, where the signature is the fix (``domain_evidence``)."""
+    refusal: str = ""
+    """Why no guarded trace, alone (``kept`` says it after what the signature narrows)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -259,7 +261,9 @@ def choose(
         else:
             refusal = _not_outermost(site)
     if refusal is not None:
-        return GuardedChoice(None, {}, kept=f"{why}; no guarded relaxed trace: {refusal}")
+        return GuardedChoice(
+            None, {}, kept=f"{why}; no guarded relaxed trace: {refusal}", refusal=refusal
+        )
     specs = {r.info.name: _pinned(record, facts, r) for r in signed}
     if at_instances:
         guarded = GuardedTrace(
@@ -278,7 +282,10 @@ def choose(
             if not shapes.use.state_reads:
                 # not placed: the safe default (``settle``) applies instead
                 return GuardedChoice(
-                    None, {}, kept=f"{why}; no guarded relaxed trace: {RUNTIME_REASON}"
+                    None,
+                    {},
+                    kept=f"{why}; no guarded relaxed trace: {RUNTIME_REASON}",
+                    refusal=RUNTIME_REASON,
                 )
             # it reads Python state at trace time, which code outside the project may
             # change (issue 22): any fix that traces less keeps the first value, so only

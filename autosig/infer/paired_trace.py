@@ -67,13 +67,31 @@ def pair(
         return entry
     tensorized = {p.name: p.dtype for p in plan.params}
     signed = [r for r in results if r.info.name in decision.signed]
-    if not any(r.info.name in tensorized for r in signed) or not all(
-        _same_scalar(r, tensorized.get(r.info.name)) for r in signed if r.leaf.python is not None
-    ):
+    if not any(r.info.name in tensorized for r in signed):
         return entry
-    choice = choose(facts, record, site, decision, shapes, frozenset(tensorized), record.is_method)
+    unfit = next(
+        (
+            r
+            for r in signed
+            if r.leaf.python is not None and not _same_scalar(r, tensorized.get(r.info.name))
+        ),
+        None,
+    )
+    why = "" if unfit is None else _unfit_reason(unfit, tensorized.get(unfit.info.name))
+    choice = None
+    if unfit is None:
+        choice = choose(
+            facts, record, site, decision, shapes, frozenset(tensorized), record.is_method
+        )
     if choice is None or choice.guarded is None or choice.unsafe:
-        return entry
+        # the plan without the pair says why the pair was refused: its own reason names
+        # what the call-site tensors settle (review7: "`steps` is a Python value")
+        why = why or (choice.refusal if choice is not None else "")
+        return (
+            dataclasses.replace(entry, reasons=(*entry.reasons, f"{REFUSED}: {why}"))
+            if why
+            else entry
+        )
     guarded = choice.guarded
     shown = ", ".join(f"{name}: {render_spec(spec)}" for name, spec in choice.specs.items())
     names = ", ".join(f"`{name}`" for name in tensorized)
@@ -100,6 +118,19 @@ def pair(
         guarded=guarded,
         unpaired=unpaired,
     )
+
+
+REFUSED = "no guarded relaxed trace with the call sites' tensors"
+
+
+def _unfit_reason(r: ParamResult, dtype: str | None) -> str:
+    name = r.info.name
+    if dtype is None:
+        return (
+            f"`{name}` stays a Python value at the call sites, and a call passing one "
+            "does not fit a trace seeded with a tensor for it"
+        )
+    return f"the call sites pass `{name}` as a {dtype} tensor, which its spec does not take"
 
 
 def _same_scalar(r: ParamResult, dtype: str | None) -> bool:
@@ -129,13 +160,13 @@ def settle_pairs(
             why = None
             if outside:
                 why = (
-                    "no guarded relaxed trace with the call sites' tensors: "
-                    f"{sites_text(tuple(outside))} not among the files fixed (fix them too)"
+                    f"{REFUSED}: {sites_text(tuple(outside))} not among the files fixed "
+                    "(fix them too)"
                 )
             elif unpassed is not None:
                 problem = unpassed(entry)
                 if problem is not None:
-                    why = f"no guarded relaxed trace with the call sites' tensors: {problem}"
+                    why = f"{REFUSED}: {problem}"
             if why is not None:
                 changes = MAY_CHANGE in why  # the caller changes what the trace reads
                 entry = dataclasses.replace(
