@@ -19,7 +19,7 @@ from libcst.metadata import MetadataWrapper
 from test_infer import plan_of as known_domain_plan
 from test_infer import py, record, tensor
 
-from autosig.analysis.dataset_loops import ElementArgs, element_args, file_facts, module_facts
+from autosig.analysis.dataset_loops import ElementArgs, element_args, file_facts, loop_facts
 from autosig.infer.domain_evidence import narrows
 from autosig.infer.observations import ParamResult
 from autosig.infer.specs import DictNode, ListNode, TensorSpecNode
@@ -34,7 +34,7 @@ def plan_of(src: str, rec: Any, **options: Any) -> Any:
 
 def args_at(src: str, line: int, col: int | None = None) -> ElementArgs | str:
     wrapper = MetadataWrapper(cst.parse_module(textwrap.dedent(src)))
-    return element_args(module_facts(wrapper), line, col)
+    return element_args(loop_facts(wrapper), line, col)
 
 
 # -- dataset loops: valid / invalid ---------------------------------------------------------

@@ -85,7 +85,7 @@ class ElementArgs:
 
 @dataclass(frozen=True)
 class CallAt:
-    """A call in the module, and where its callee starts (``ModuleFacts.calls``)."""
+    """A call in the module, and where its callee starts (``LoopFacts.calls``)."""
 
     node: cst.Call
     callee: str | None
@@ -99,9 +99,9 @@ class CallAt:
 
 
 @dataclass(frozen=True)
-class ModuleFacts:
+class LoopFacts:
     """What the questions below ask of the whole file, gathered in one pass over its tree
-    (``module_facts``; ``iter_tree``'s order): every call, where its callee starts and the
+    (``loop_facts``; ``iter_tree``'s order): every call, where its callee starts and the
     qualified names it goes through, the calls of untyped dataset stages, every name
     passed on as a value, each node's parent, each ``for`` loop's line, iterable as
     written, target names and the names its body changes. The questions about one loop
@@ -138,7 +138,7 @@ class ModuleFacts:
         return node is container or any(a is container for a in self.ancestors(node))
 
 
-def module_facts(wrapper: MetadataWrapper) -> ModuleFacts:
+def loop_facts(wrapper: MetadataWrapper) -> LoopFacts:
     """The facts of ``wrapper``'s module (one pass; callers keep them per file)."""
     view = MetadataView(wrapper)
     nodes, parents, _ = index_tree(wrapper.module)
@@ -175,7 +175,7 @@ def module_facts(wrapper: MetadataWrapper) -> ModuleFacts:
                 if isinstance(current, cst.For) and current.body is inner:
                     changed[current].update(bases)
                 inner, current = current, parents.get(current)
-    return ModuleFacts(
+    return LoopFacts(
         scopes,
         tuple(calls),
         names,
@@ -189,7 +189,7 @@ def module_facts(wrapper: MetadataWrapper) -> ModuleFacts:
     )
 
 
-def file_facts(path: str, root: Path | None) -> ModuleFacts | None:
+def file_facts(path: str, root: Path | None) -> LoopFacts | None:
     """The facts of the file at ``path`` (relative to ``root`` unless absolute; as a
     profile records it), parsed once while it is unchanged; None if it cannot be read
     or parsed."""
@@ -202,17 +202,17 @@ def file_facts(path: str, root: Path | None) -> ModuleFacts | None:
 
 
 @functools.lru_cache(maxsize=32)
-def _parsed(path: str, mtime: int, size: int) -> ModuleFacts | None:  # noqa: ARG001
+def _parsed(path: str, mtime: int, size: int) -> LoopFacts | None:  # noqa: ARG001
     try:
         text = Path(path).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
         return None
     source = Source.parse(text, path)
-    return module_facts(source.wrapper) if source.wrapper is not None else None
+    return loop_facts(source.wrapper) if source.wrapper is not None else None
 
 
 def element_args(
-    facts: ModuleFacts, line: int, col: int | None, callee: str | None = None
+    facts: LoopFacts, line: int, col: int | None, callee: str | None = None
 ) -> ElementArgs | str:
     """The dataset-element arguments of the call whose callee starts at ``line``/``col``
     (0-based column, as profiles record it; None: the only call on the line), named
@@ -269,7 +269,7 @@ def callee_name(call: cst.Call) -> str | None:
     return None
 
 
-def _element_loop(facts: ModuleFacts, value: cst.BaseExpression) -> cst.For | None:
+def _element_loop(facts: LoopFacts, value: cst.BaseExpression) -> cst.For | None:
     """The dataset loop whose target binds ``value`` (``x``, ``batch["x"]``, ``xy[0]``):
     the innermost ``for`` around the call (in the same function) whose target names it,
     with no other assignment of the name in its body."""
@@ -308,7 +308,7 @@ def _element_loop(facts: ModuleFacts, value: cst.BaseExpression) -> cst.For | No
 
 
 def _element_iter(
-    loop: cst.For, target: cst.CSTNode, facts: ModuleFacts
+    loop: cst.For, target: cst.CSTNode, facts: LoopFacts
 ) -> cst.BaseExpression | None:
     """The dataset the loop target ``target`` takes elements of: ``ds`` of ``for x in ds``,
     of ``for i, x in enumerate(ds)`` (``x``, not ``i``)."""
@@ -329,7 +329,7 @@ def _element_iter(
 
 
 def _is_dataset(
-    facts: ModuleFacts, node: cst.BaseExpression | None, seen: frozenset = frozenset()
+    facts: LoopFacts, node: cst.BaseExpression | None, seen: frozenset = frozenset()
 ) -> bool:
     """``node`` is a tf.data dataset (``seen``: the bindings being asked about already:
     ``ds = ds.batch(4)`` is a dataset when every other binding of ``ds`` is one)."""
@@ -373,7 +373,7 @@ def _is_dataset(
     return False
 
 
-def _assigned_value(facts: ModuleFacts, target: cst.CSTNode) -> cst.BaseExpression | None:
+def _assigned_value(facts: LoopFacts, target: cst.CSTNode) -> cst.BaseExpression | None:
     """``value`` of ``target = value`` (one plain target), else None."""
     parent = facts.parents.get(target)
     if isinstance(parent, cst.AssignTarget):
@@ -409,7 +409,7 @@ def _base(target: cst.CSTNode) -> str | None:
 def _changed_bases(node: cst.CSTNode) -> set[str | None]:
     """The names ``node`` binds or assigns into (``batch["x"] = ...``, ``x = tf.cast(x,
     ...)``, ``x += 1``, ``case x:``, ``batch.update(...)``): what makes a loop's body
-    change its target (``ModuleFacts.changed``)."""
+    change its target (``LoopFacts.changed``)."""
     targets: list[cst.CSTNode] = []
     if isinstance(node, cst.Assign):
         targets = [t.target for t in node.targets]
@@ -442,7 +442,7 @@ UNTYPED_STAGES = frozenset({"numpy_function", "py_function", "py_func", "from_ge
 STAGE_METHODS = frozenset({"map", "flat_map", "interleave", "apply", "filter", "take_while"})
 
 
-def _from_parameters(facts: ModuleFacts, call: cst.Call) -> bool:
+def _from_parameters(facts: LoopFacts, call: cst.Call) -> bool:
     """The dataset call's arguments read a parameter of a function around it (directly or
     through local names): its dtype and rank follow the caller
     (``def run(features): tf.data.Dataset.from_tensor_slices(features)``)."""
@@ -475,7 +475,7 @@ def _from_parameters(facts: ModuleFacts, call: cst.Call) -> bool:
     return False
 
 
-def _static_stage(facts: ModuleFacts, call: cst.Call) -> bool:
+def _static_stage(facts: LoopFacts, call: cst.Call) -> bool:
     """The stage fixes its elements' dtype and rank statically: not ``from_generator``
     without ``output_signature``, not a ``map`` through ``numpy_function`` or
     ``py_function`` (whose elements' rank is unknown)."""
@@ -498,7 +498,7 @@ def _static_stage(facts: ModuleFacts, call: cst.Call) -> bool:
     return True
 
 
-def _defs(facts: ModuleFacts, name: cst.Name) -> list[cst.CSTNode]:
+def _defs(facts: LoopFacts, name: cst.Name) -> list[cst.CSTNode]:
     """The ``def``s a name passed as a stage function refers to."""
     scope = facts.scopes.get(name)
     if scope is None:
@@ -511,7 +511,7 @@ def _defs(facts: ModuleFacts, name: cst.Name) -> list[cst.CSTNode]:
 
 
 def other_references(
-    facts: ModuleFacts, callee: str, recorded: set[tuple[int, int | None]]
+    facts: LoopFacts, callee: str, recorded: set[tuple[int, int | None]]
 ) -> list[int]:
     """Lines of the file that refer to ``callee`` (a call ``callee(...)``/``x.callee(...)``,
     or the name passed on as a value) other than the recorded calls at ``recorded``

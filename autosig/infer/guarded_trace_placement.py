@@ -85,7 +85,7 @@ def place_seeding(
     """Where ``function``'s seeding call goes, or why nowhere."""
     if not isinstance(function, cst.FunctionDef):
         return NoPlacement("a lambda has no name to seed through")
-    facts = module_facts(ctx)
+    facts = placement_facts(ctx)
     cls = facts.classes.get(function)
     if cls is not None:
         return _method_placement(facts, cls, function)
@@ -102,7 +102,7 @@ def place_seeding(
 
 @dataclass(frozen=True)
 class AttributeUse:
-    """An attribute ``x.attr`` met in the module (``ModuleFacts.attributes``)."""
+    """An attribute ``x.attr`` met in the module (``PlacementFacts.attributes``)."""
 
     node: cst.Attribute
     line: int
@@ -132,9 +132,9 @@ class BuildCall:
 
 
 @dataclass(frozen=True)
-class ModuleFacts:
+class PlacementFacts:
     """What the placement asks of the whole file, gathered in one pass over its tree
-    (``module_facts``), in the order ``iter_tree`` meets the nodes (the order the
+    (``placement_facts``), in the order ``iter_tree`` meets the nodes (the order the
     questions walked the file in before: the one reported first is unchanged)."""
 
     attributes: tuple[AttributeUse, ...]
@@ -159,7 +159,7 @@ class ModuleFacts:
 POSITIONED = (cst.BaseStatement, cst.Attribute, cst.Subscript, cst.Call)
 
 
-def module_facts(ctx: MetadataView) -> ModuleFacts:
+def placement_facts(ctx: MetadataView) -> PlacementFacts:
     """The facts of ``ctx``'s module, in one pass (once per placement asked: the old
     questions walked the whole file 3 to 5 times each)."""
     nodes, parents, _ = index_tree(ctx.module)
@@ -200,7 +200,7 @@ def module_facts(ctx: MetadataView) -> ModuleFacts:
             if node in seed_calls:
                 for marked in _marked_tries(node, parents):
                     seeds.setdefault(marked, set()).add(seed_calls[node])
-    return ModuleFacts(
+    return PlacementFacts(
         tuple(attributes),
         tuple(builds),
         frozenset(global_names),
@@ -286,7 +286,7 @@ def _marked(node: cst.Try) -> bool:
 
 
 def _module_placement(
-    facts: ModuleFacts, module: cst.Module, function: cst.FunctionDef
+    facts: PlacementFacts, module: cst.Module, function: cst.FunctionDef
 ) -> Placement | NoPlacement | Seeded:
     name = function.name.value
     seeded = _existing_seed(facts, module.body, name)
@@ -343,7 +343,7 @@ def _imported(body: list[cst.BaseStatement]) -> set[str]:
 
 
 def _changed_later(
-    facts: ModuleFacts,
+    facts: PlacementFacts,
     later: list[cst.BaseStatement],
     reads: set[str],
 ) -> tuple[str, int] | None:
@@ -434,7 +434,7 @@ def _walk_outside_scopes(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
 
 
 def _globals_read(
-    facts: ModuleFacts,
+    facts: PlacementFacts,
     function: cst.FunctionDef,
     body: list[cst.BaseStatement],
     bindings: dict[str, list[int]],
@@ -470,7 +470,7 @@ def _is_main_guard(statement: cst.CSTNode) -> bool:
 
 
 def _existing_seed(
-    facts: ModuleFacts, statements: Iterable[cst.BaseStatement], target: str
+    facts: PlacementFacts, statements: Iterable[cst.BaseStatement], target: str
 ) -> int | None:
     """The line of autosig's own seeding statement among ``statements`` (top level, or
     ``__init__``'s body): a ``try`` whose header carries ``MARK`` and calls
@@ -490,7 +490,7 @@ def _existing_seed(
 
 
 def _method_placement(
-    facts: ModuleFacts, cls: cst.ClassDef, method: cst.FunctionDef
+    facts: PlacementFacts, cls: cst.ClassDef, method: cst.FunctionDef
 ) -> Placement | NoPlacement | Seeded:
     name = method.name.value
     if name.startswith("__") and not name.endswith("__"):
@@ -548,7 +548,7 @@ BUILD_METHODS = frozenset({"build", "load_weights", "set_weights"})
 """Calls that make or replace a Keras model's variables after construction."""
 
 
-def _built_outside(facts: ModuleFacts, init: cst.FunctionDef) -> tuple[str, int] | None:
+def _built_outside(facts: PlacementFacts, init: cst.FunctionDef) -> tuple[str, int] | None:
     """A ``<x>.build/load_weights/set_weights(...)`` call outside ``init`` (on any object
     but an imported module: it may be the instance or one of its layers)."""
     for call in facts.builds:
@@ -558,7 +558,7 @@ def _built_outside(facts: ModuleFacts, init: cst.FunctionDef) -> tuple[str, int]
     return None
 
 
-def _self_reads(facts: ModuleFacts, cls: cst.ClassDef, method: cst.FunctionDef) -> set[str]:
+def _self_reads(facts: PlacementFacts, cls: cst.ClassDef, method: cst.FunctionDef) -> set[str]:
     """``self.<attr>`` names ``method`` reads, following the class's methods it calls."""
     methods = {s.name.value: s for s in cls.body.body if isinstance(s, cst.FunctionDef)}
     found: set[str] = set()
@@ -577,13 +577,15 @@ def _self_reads(facts: ModuleFacts, cls: cst.ClassDef, method: cst.FunctionDef) 
     return found
 
 
-def _attributes_of(facts: ModuleFacts, function: cst.FunctionDef, own: str | None) -> Iterable[str]:
+def _attributes_of(
+    facts: PlacementFacts, function: cst.FunctionDef, own: str | None
+) -> Iterable[str]:
     if own is None:
         return ()
     return {use.node.attr.value for use in _own_attributes(facts, function.body, own)}
 
 
-def _own_attributes(facts: ModuleFacts, body: cst.BaseSuite, own: str) -> Iterator[AttributeUse]:
+def _own_attributes(facts: PlacementFacts, body: cst.BaseSuite, own: str) -> Iterator[AttributeUse]:
     """The ``<own>.<attr>`` attributes inside ``body``."""
     for use in facts.attributes:
         value = use.node.value
@@ -591,7 +593,7 @@ def _own_attributes(facts: ModuleFacts, body: cst.BaseSuite, own: str) -> Iterat
             yield use
 
 
-def _self_stores(facts: ModuleFacts, init: cst.FunctionDef, own: str) -> set[str]:
+def _self_stores(facts: PlacementFacts, init: cst.FunctionDef, own: str) -> set[str]:
     return {use.node.attr.value for use in _own_attributes(facts, init.body, own) if use.assigned}
 
 
@@ -603,7 +605,7 @@ def _class_body_names(cls: cst.ClassDef) -> set[str]:
 
 
 def _stored_outside(
-    facts: ModuleFacts, cls: cst.ClassDef, init: cst.FunctionDef, reads: set[str]
+    facts: PlacementFacts, cls: cst.ClassDef, init: cst.FunctionDef, reads: set[str]
 ) -> tuple[str, int] | None:
     """An attribute the method reads that the file changes outside ``__init__`` (on any
     object: ``other.scale = 2`` may be this instance): a store into it or into an item or
