@@ -123,8 +123,13 @@ def normalise(text: str, workdir: Path, *, sort_blocks: bool = True) -> str:
     text = _ADDRESS.sub("0x?", _TIME.sub("<time>", text))
     if not sort_blocks:
         return text
+    # explain's one line about the probe run follows the last function's block with no
+    # blank line: kept last, so the order the functions came in cannot move it
+    lines = text.splitlines()
+    run = "".join(f"{line}\n" for line in lines if line.startswith("probes:"))
+    text = "\n".join(line for line in lines if not line.startswith("probes:"))
     blocks = [block.strip("\n") for block in re.split(r"\n\s*\n", text) if block.strip()]
-    return "\n\n".join(sorted(blocks)) + "\n"
+    return "\n\n".join(sorted(blocks)) + "\n" + run
 
 
 def load_case(name: str) -> dict:
@@ -198,6 +203,15 @@ def test_normalise_drops_timings_paths_addresses_and_order(tmp_path: Path) -> No
     )
     diff = "-@tf.function\n\n+@tf.function(reduce_retracing=True)\n"
     assert normalise(diff, tmp_path, sort_blocks=False) == diff
+    # the probe run's line stays last whichever function explain printed last (it
+    # follows that function's block with no blank line)
+    run = "probes: 14 traces in 2 rounds, 0.31 s (budget 5 s per process)\n"
+    one = "standardize (model.py:6): 8 calls\n\nClipper._clip (model.py:23): 8 calls\n" + run
+    other = "Clipper._clip (model.py:23): 8 calls\n\nstandardize (model.py:6): 8 calls\n" + run
+    assert normalise(one, tmp_path) == normalise(other, tmp_path)
+    assert normalise(one, tmp_path).endswith(
+        "probes: 14 traces in 2 rounds, <time> (budget <time> per process)\n"
+    )
 
 
 def test_every_case_is_numbered_once() -> None:
