@@ -12,7 +12,12 @@ import libcst as cst
 import pytest
 from libcst.metadata import MetadataWrapper
 
-from autosig.analysis.instance_bindings import InstanceBinding, instance_binding
+from autosig.analysis.instance_bindings import (
+    MAY_CHANGE,
+    InstanceBinding,
+    Refused,
+    instance_binding,
+)
 from autosig.source.metadata import MetadataView, iter_tree
 
 
@@ -185,7 +190,9 @@ INVALID = [
 @pytest.mark.parametrize("source, why", INVALID)
 def test_no_binding_a_seed_may_follow(source: str, why: str) -> None:
     found = binding_of(source)
-    assert isinstance(found, str) and why in found, found
+    assert isinstance(found, Refused) and why in found.why, found
+    # a refusal that shows the caller changing what the trace reads says so
+    assert found.changes == found.why.endswith(MAY_CHANGE), found
 
 
 def test_a_seed_written_by_an_earlier_run_is_recognised() -> None:

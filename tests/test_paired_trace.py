@@ -103,7 +103,8 @@ def test_a_method_is_seeded_where_its_caller_makes_the_instance() -> None:
     ):
         texts = driver(setup)
         problem = unpassed_tensors(plan, texts)
-        assert problem is not None and why in problem, problem
+        assert problem is not None and why in problem.why, problem
+        assert not problem.changes
         (alone,) = settle_pairs(
             Plan([plan]), fixed, lambda e, t=texts: unpassed_tensors(e, t)
         ).functions
@@ -116,6 +117,8 @@ def test_a_method_is_seeded_where_its_caller_makes_the_instance() -> None:
         "import tensorflow as tf\n", "import tensorflow as tf; kernel = make()\n"
     )
     changed["pkg/driver.py"] = text + "    kernel.assign(raw)\n"
+    refused = unpassed_tensors(plan, changed)
+    assert refused is not None and refused.changes, refused
     (left,) = settle_pairs(Plan([plan]), fixed, lambda e: unpassed_tensors(e, changed)).functions
     assert left.action == "reduce_retracing" and left.safety == "unsafe", left.reasons
     assert any("line 6 uses `kernel`, handed to the constructor" in w for w in left.warnings)
@@ -149,7 +152,7 @@ def test_a_number_that_follows_the_tensor_is_passed_where_the_call_fixes_its_dty
     assert unpassed_tensors(plan, shown) is None
     unshown = driver("np.asarray(raw)")
     why = unpassed_tensors(plan, unshown)
-    assert why is not None and "nothing here shows `image` is float32" in why, why
+    assert why is not None and "nothing here shows `image` is float32" in why.why, why
     fixed = {"pkg/mod.py", "pkg/driver.py"}
     (kept,) = settle_pairs(Plan([plan]), fixed, lambda e: unpassed_tensors(e, shown)).functions
     assert kept.action == "guarded_trace"

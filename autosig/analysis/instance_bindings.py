@@ -27,7 +27,8 @@ the user's code), for the call at a recorded call site:
   functions of this file that store no attribute, item or global (review8: a helper
   changing a model through a module global), new instances of a class of this file
   whose ``__init__`` sets only its own attributes, and objects the scope made.
-  ``MAY_CHANGE`` ends the refusals that show a change: the fallback is unsafe too.
+  A refusal that shows such a change says so (``Refused.changes``, its words end with
+  ``MAY_CHANGE``): the fallback is unsafe too.
 
 A seed already written right after the binding (an earlier run) is recognised.
 """
@@ -51,12 +52,21 @@ from autosig.source.metadata import MetadataView, iter_tree
 
 SEED_METHOD = "get_concrete_function"
 MAY_CHANGE = "what the method's trace reads may change between its calls"
-"""Ends the refusals that show the caller changing what the trace reads: any fix that
-traces less is then unsafe, not only the seed (review8: the call-site tensors alone
-stopped the retraces that picked the change up)."""
+"""Ends the words of the refusals that show the caller changing what the trace reads."""
 LAMBDA = "<lambda>"
 """Stands for a lambda or comprehension among the constructor's arguments (its free
 names are not followed: refused)."""
+
+
+@dataclass(frozen=True)
+class Refused:
+    """Why no seed may follow the instance's binding."""
+
+    why: str
+    changes: bool = False
+    """The caller changes what the trace reads after the binding: any fix that traces
+    less is then unsafe, not only the seed (review8: the call-site tensors alone stopped
+    the retraces that picked the change up)."""
 
 
 @dataclass(frozen=True)
@@ -74,36 +84,36 @@ class InstanceBinding:
 
 def instance_binding(
     view: MetadataView, call: cst.Call, method: str, class_name: str
-) -> InstanceBinding | str:
+) -> InstanceBinding | Refused:
     """The binding of the instance ``call`` (a call of ``class_name.method``) goes
     through, or why there is none a seed may follow."""
     holder = _instance_name(call, method)
     if holder is None:
         how = "`name(...)`" if method == "__call__" else f"`name.{method}(...)`"
-        return f"the call does not go through a name bound to the instance ({how})"
+        return Refused(f"the call does not go through a name bound to the instance ({how})")
     name = holder.value
     scope = view.get_metadata(ScopeProvider, holder)
     if not isinstance(scope, (FunctionScope, GlobalScope)):
-        return f"`{name}` is read in a class body or comprehension"
+        return Refused(f"`{name}` is read in a class body or comprehension")
     if _declared_outside(view, holder, name):
-        return f"`{name}` is declared global or nonlocal"
+        return Refused(f"`{name}` is declared global or nonlocal")
     assignments = list(scope.assignments[name])
     if len(assignments) != 1:
-        return f"`{name}` is bound {len(assignments)} times in its scope, not once"
+        return Refused(f"`{name}` is bound {len(assignments)} times in its scope, not once")
     statement = _binding_statement(view, assignments[0].node, class_name)
     if isinstance(statement, str):
-        return f"`{name}`: {statement}"
+        return Refused(f"`{name}`: {statement}")
     handed = _argument_names(view, statement, scope)
     if isinstance(handed, str):
-        return f"`{name}`: {handed}"
+        return Refused(f"`{name}`: {handed}")
     block = view.parent(statement)
     body = list(getattr(block, "body", ()))
     holding = _statement_in(view, call, block)
     if holding is None or holding not in body:
-        return f"`{name}` is bound in another block than the call"
+        return Refused(f"`{name}` is bound in another block than the call")
     start, end = body.index(statement), body.index(holding)
     if start >= end:
-        return f"`{name}` is bound after the call"
+        return Refused(f"`{name}` is bound after the call")
     seeded = _is_seed(body[start + 1], name, method) if start + 1 < end else False
     skip = body[start + 1] if seeded else None
     changed = _touched_after(view, statement, skip, scope, name, method, handed)
@@ -120,7 +130,7 @@ def _touched_after(
     name: str,
     method: str,
     handed: set[str],
-) -> str | None:
+) -> Refused | None:
     """What, after the binding (the rest of its function or script, loops included:
     review8 changed a layer later in the loop body, after the first call), may change
     the state the seeded trace read, or None: a name handed to the constructor used
@@ -139,17 +149,28 @@ def _touched_after(
         line = view.position(node)[0]
         if isinstance(node, cst.Name):
             if node.value in handed:
-                return f"line {line} uses `{node.value}`, handed to the constructor: {MAY_CHANGE}"
+                return Refused(
+                    f"line {line} uses `{node.value}`, handed to the constructor: {MAY_CHANGE}",
+                    changes=True,
+                )
             if node.value == name and not _through_method(view, node, method):
-                return f"line {line} uses `{name}` otherwise than calling `{method}`: {MAY_CHANGE}"
+                return Refused(
+                    f"line {line} uses `{name}` otherwise than calling `{method}`: {MAY_CHANGE}",
+                    changes=True,
+                )
         elif _root_name(node.func) in handed:
             used = _root_name(node.func)
-            return f"line {line} uses `{used}`, handed to the constructor: {MAY_CHANGE}"
+            return Refused(
+                f"line {line} uses `{used}`, handed to the constructor: {MAY_CHANGE}", changes=True
+            )
         elif not _harmless_call(view, node, scope, name, 0):
             own = isinstance(node.func, cst.Name) and _function_def(view, node.func) is not None
             if own:  # a function (or class) of this file that stores attributes, items or globals
-                return f"line {line} calls `{short_code(node.func, 40)}`, which changes state: {MAY_CHANGE}"
-            return (
+                return Refused(
+                    f"line {line} calls `{short_code(node.func, 40)}`, which changes state: {MAY_CHANGE}",
+                    changes=True,
+                )
+            return Refused(
                 f"line {line} calls `{short_code(node.func, 40)}`, code this analysis does not "
                 "follow, before a later call: a seed there may trace state it changes"
             )

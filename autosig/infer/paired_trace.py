@@ -30,7 +30,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Collection
 
-from autosig.analysis.instance_bindings import MAY_CHANGE
+from autosig.analysis.instance_bindings import Refused
 from autosig.infer.action import Decision
 from autosig.infer.dimensions import ShapeDecision
 from autosig.infer.guarded_trace import GuardedFacts, choose
@@ -146,7 +146,7 @@ def _same_scalar(r: ParamResult, dtype: str | None) -> bool:
 def settle_pairs(
     plan: Plan,
     fixed: Collection[str],
-    unpassed: Callable[[FunctionPlan], str | None] | None = None,
+    unpassed: Callable[[FunctionPlan], Refused | None] | None = None,
 ) -> Plan:
     """``plan`` for a run fixing the files ``fixed`` (profile paths): a paired guarded
     trace whose call sites are not all among them, or (``unpassed``: the call-site
@@ -157,7 +157,7 @@ def settle_pairs(
         unpaired, sites = entry.unpaired, entry.call_sites
         if unpaired is not None and sites is not None:
             outside = [s for s in sites.sites if s.path not in fixed]
-            why = None
+            why, changes = None, False  # changes: a caller changes what the trace reads
             if outside:
                 why = (
                     f"{REFUSED}: {sites_text(tuple(outside))} not among the files fixed "
@@ -166,9 +166,8 @@ def settle_pairs(
             elif unpassed is not None:
                 problem = unpassed(entry)
                 if problem is not None:
-                    why = f"{REFUSED}: {problem}"
+                    why, changes = f"{REFUSED}: {problem.why}", problem.changes
             if why is not None:
-                changes = MAY_CHANGE in why  # the caller changes what the trace reads
                 entry = dataclasses.replace(
                     entry,
                     action=unpaired.action,

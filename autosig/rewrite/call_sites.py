@@ -20,6 +20,7 @@ from dataclasses import dataclass, field, replace
 import libcst as cst
 
 from autosig.analysis.dataset_loops import callee_name
+from autosig.analysis.instance_bindings import Refused
 from autosig.analysis.python_values import find_function, short_code
 from autosig.analysis.static_dtypes import argument_dtype
 from autosig.infer.guarded_trace_placement import MARK
@@ -123,25 +124,25 @@ def call_site_edits(ctx: RuleContext, entries: Sequence[FunctionPlan], path: str
     return out
 
 
-def unpassed_tensors(entry: FunctionPlan, texts: Mapping[str, str]) -> str | None:
+def unpassed_tensors(entry: FunctionPlan, texts: Mapping[str, str]) -> Refused | None:
     """Why some recorded call site of ``entry`` would not pass every planned tensor (a
     dry run of the edits on ``texts``, profile path -> source), None where each would
     or already does: a seeding trace paired with them (``infer/paired_trace.py``) helps
-    only then."""
+    only then. ``Refused.changes``: the site's caller changes what the trace reads."""
     plan = entry.call_sites
     assert plan is not None
     for path in sorted({site.path for site in plan.sites if site.path is not None}):
         text = texts.get(path)
         if text is None:
-            return f"{path} is not among the files fixed"
+            return Refused(f"{path} is not among the files fixed")
         ctx = RuleContext.from_text(text, path)
         edits = call_site_edits(ctx, [entry], path)
         for seed in edits.seeds:
             if seed.problem is not None:
-                return f"{path}: {seed.describe()}"
+                return Refused(f"{path}: {seed.describe()}", seed.changes)
         for outcome in edits.outcomes:
             if outcome.problem is not None:
-                return f"{path}: {outcome.describe()}"
+                return Refused(f"{path}: {outcome.describe()}")
             call = outcome.call
             for param in plan.params:
                 arg = _argument(call, param) if call is not None else None
@@ -149,7 +150,9 @@ def unpassed_tensors(entry: FunctionPlan, texts: Mapping[str, str]) -> str | Non
                     arg is not None and _is_wrapped(ctx, arg.value, param)
                 )
                 if arg is not None and not done:
-                    return f"{path}:{outcome.line}: `{param.name}` is not passed as a tensor"
+                    return Refused(
+                        f"{path}:{outcome.line}: `{param.name}` is not passed as a tensor"
+                    )
     return None
 
 

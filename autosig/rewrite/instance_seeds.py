@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from autosig.analysis.instance_bindings import InstanceBinding, instance_binding
+from autosig.analysis.instance_bindings import InstanceBinding, Refused, instance_binding
 from autosig.infer.plan import FunctionPlan
 from autosig.infer.specs import render_spec
 from autosig.rewrite.guarded_trace_fix import seeding_text
@@ -42,6 +42,8 @@ class InstanceSeed:
     """The binding statement the seed follows (None: already seeded, or a problem)."""
     seed: cst.BaseStatement | None = None
     problem: str | None = None
+    changes: bool = False
+    """The problem is the caller changing what the trace reads (``Refused.changes``)."""
 
     def describe(self) -> str:
         if self.problem is not None:
@@ -67,8 +69,8 @@ def instance_seeds(
     done: set[int] = set()
     for line, call in calls:
         found = instance_binding(ctx, call, method, class_name)
-        if isinstance(found, str):
-            out.append(InstanceSeed(entry, line, problem=found))
+        if isinstance(found, Refused):
+            out.append(InstanceSeed(entry, line, problem=found.why, changes=found.changes))
             continue
         if id(found.statement) in done:
             continue
