@@ -15,7 +15,15 @@ import pytest
 from libcst.metadata import ExpressionContextProvider, MetadataWrapper, ScopeProvider
 
 from autosig.source.fast_visit import read_only_visits
-from autosig.source.metadata import Wrapper, children, expression_contexts, index_tree, iter_tree
+from autosig.source.metadata import (
+    MetadataView,
+    Wrapper,
+    ancestors_in,
+    children,
+    expression_contexts,
+    index_tree,
+    iter_tree,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 SOURCES = sorted(
@@ -108,3 +116,11 @@ def test_index_tree_is_iter_tree_with_parents_and_children() -> None:
         for child in kids[node]:
             assert parents[child] is node
     assert module not in parents
+
+
+def test_ancestors_in_the_index_are_the_views_ancestors() -> None:
+    module = cst.parse_module(TRICKY)
+    view = MetadataView(MetadataWrapper(module, unsafe_skip_copy=True))
+    _, parents, _ = index_tree(module)
+    for node in iter_tree(module):
+        assert list(ancestors_in(node, parents)) == list(view.ancestors(node))

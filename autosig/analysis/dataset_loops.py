@@ -26,7 +26,13 @@ import libcst as cst
 from libcst.metadata import Assignment, CodePosition, GlobalScope, MetadataWrapper, ScopeProvider
 
 from autosig.source.discover import Source
-from autosig.source.metadata import MetadataView, PositionProvider, index_tree, iter_tree
+from autosig.source.metadata import (
+    MetadataView,
+    PositionProvider,
+    ancestors_in,
+    index_tree,
+    iter_tree,
+)
 
 DATASET_METHODS = frozenset(
     {
@@ -129,10 +135,7 @@ class LoopFacts:
     """Each loop's iterable as written (``train_ds.take(3)``)."""
 
     def ancestors(self, node: cst.CSTNode) -> Iterator[cst.CSTNode]:
-        current = self.parents.get(node)
-        while current is not None:
-            yield current
-            current = self.parents.get(current)
+        return ancestors_in(node, self.parents)
 
     def is_within(self, node: cst.CSTNode, container: cst.CSTNode) -> bool:
         return node is container or any(a is container for a in self.ancestors(node))

@@ -35,7 +35,7 @@ from libcst.helpers import get_full_name_for_node
 
 from autosig.analysis.optimizer_build import first_parameter
 from autosig.analysis.trace_state import target_leaves
-from autosig.source.metadata import MetadataView, index_tree
+from autosig.source.metadata import MetadataView, ancestors_in, index_tree
 
 MAIN_GUARD = '__name__ == "__main__"'
 SEED_METHOD = "get_concrete_function"
@@ -196,7 +196,9 @@ def placement_facts(ctx: MetadataView) -> PlacementFacts:
         if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
             if node.func.attr.value in BUILD_METHODS:
                 method, root = node.func.attr.value, _root_name(node.func.value)
-                builds.append(BuildCall(method, root, _ancestors(node, parents), starts[node]))
+                builds.append(
+                    BuildCall(method, root, tuple(ancestors_in(node, parents)), starts[node])
+                )
             if node in seed_calls:
                 for marked in _marked_tries(node, parents):
                     seeds.setdefault(marked, set()).add(seed_calls[node])
@@ -212,17 +214,6 @@ def placement_facts(ctx: MetadataView) -> PlacementFacts:
         starts,
         ends,
     )
-
-
-def _ancestors(
-    node: cst.CSTNode, parents: dict[cst.CSTNode, cst.CSTNode]
-) -> tuple[cst.CSTNode, ...]:
-    out = []
-    current = parents.get(node)
-    while current is not None:
-        out.append(current)
-        current = parents.get(current)
-    return tuple(out)
 
 
 def _attribute_use(
@@ -244,7 +235,7 @@ def _attribute_use(
     return AttributeUse(
         node,
         line,
-        _ancestors(node, parents),
+        tuple(ancestors_in(node, parents)),
         assigned=kind in (cst.AssignTarget, cst.AugAssign, cst.AnnAssign),
         changed=_target_of(outer, parents) is not None,
         method=method,

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Callable, Collection, Iterator
+from collections.abc import Callable, Collection, Iterator, Mapping
 from functools import cache
 from types import MappingProxyType
 from typing import Any
@@ -96,6 +96,17 @@ def index_tree(
             parents[child] = current
         stack.extend(found)
     return nodes, parents, kids
+
+
+def ancestors_in(
+    node: cst.CSTNode, parents: Mapping[cst.CSTNode, cst.CSTNode]
+) -> Iterator[cst.CSTNode]:
+    """The nodes around ``node``, innermost first, by ``parents`` (``index_tree``'s):
+    ``MetadataView.ancestors`` for an analysis that indexed its tree once."""
+    current = parents.get(node)
+    while current is not None:
+        yield current
+        current = parents.get(current)
 
 
 def children(node: cst.CSTNode) -> list[cst.CSTNode]:
