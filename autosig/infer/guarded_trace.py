@@ -216,14 +216,24 @@ def decide(
     for r in observed.results:
         r.spec = choice.specs.get(r.info.name)
     own = set(decision.narrowing)  # the signature's words, not the guarded trace's
-    shown = ", ".join(f"{name}: {render_spec(spec)}" for name, spec in choice.specs.items())
     reasons = [
-        f"guarded relaxed trace, not an input_signature: {guarded.why}; one trace of "
-        f"({shown}) {guarded.where}: calls that fit reuse it, every other call traces as "
+        f"{trace_reason(choice)}: calls that fit reuse it, every other call traces as "
         "the original would (nothing rejected or cast)",
         *(r for r in reasons if r not in own and not r.startswith(COVERS)),
     ]
     return Guarded("guarded_trace", reasons, guarded, choice.unsafe, facts=facts)
+
+
+def trace_reason(choice: GuardedChoice) -> str:
+    """How the plan's reason for a written guarded trace starts: why not a signature,
+    and the one trace of which specs, where."""
+    guarded = choice.guarded
+    assert guarded is not None
+    shown = ", ".join(f"{name}: {render_spec(spec)}" for name, spec in choice.specs.items())
+    return (
+        f"guarded relaxed trace, not an input_signature: {guarded.why}; one trace of "
+        f"({shown}) {guarded.where}"
+    )
 
 
 def choose(

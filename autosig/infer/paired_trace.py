@@ -33,11 +33,11 @@ from collections.abc import Callable, Collection
 from autosig.analysis.instance_bindings import Refused
 from autosig.infer.action import Decision
 from autosig.infer.dimensions import ShapeDecision
-from autosig.infer.guarded_trace import GuardedFacts, choose
+from autosig.infer.guarded_trace import GuardedFacts, choose, trace_reason
 from autosig.infer.observations import ParamResult
 from autosig.infer.observed import Observed
 from autosig.infer.plan import FunctionPlan, ParamPlan, Plan, Unpaired, sites_text
-from autosig.infer.specs import TensorSpecNode, render_spec
+from autosig.infer.specs import TensorSpecNode
 from autosig.profile.format import FunctionRecord
 from autosig.source.discover import FunctionSite
 
@@ -92,12 +92,9 @@ def pair(
             if why
             else entry
         )
-    guarded = choice.guarded
-    shown = ", ".join(f"{name}: {render_spec(spec)}" for name, spec in choice.specs.items())
     names = ", ".join(f"`{name}`" for name in tensorized)
     reasons = [
-        f"guarded relaxed trace, not an input_signature: {guarded.why}; one trace of "
-        f"({shown}) {guarded.where}, its scalar specs for {names}, which the call sites "
+        f"{trace_reason(choice)}, its scalar specs for {names}, which the call sites "
         "pass as tensors: calls that fit reuse it, every other call (a Python number from "
         "a call site not rewritten, another dtype) traces as the original would (nothing "
         "rejected or cast)",
@@ -115,7 +112,7 @@ def pair(
         action="guarded_trace",
         params=params,
         reasons=tuple(reasons),
-        guarded=guarded,
+        guarded=choice.guarded,
         unpaired=unpaired,
     )
 
