@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from autosig.infer.observations import InferOptions, ParamResult, analyze_param, main_cause
+from autosig.profile.describe_distributed import distributed_params
 from autosig.profile.format import FunctionRecord
 from autosig.profile.value_tree import walk_calls
 from autosig.text import plural
@@ -122,9 +123,7 @@ def observe(record: FunctionRecord, options: InferOptions) -> Observed:
         analyze_param(record, info, walked.get(info.name), options) for info in record.params
     ]
     cause = main_cause(results)
-    distributed = [
-        info.name for info in record.params if info.name in walked and walked[info.name].distributed
-    ]
+    distributed = distributed_params(record, walked)
     return Observed(
         results, once, ints, shapes, containers, distributed, float64, cause, first_call
     )

@@ -13,10 +13,11 @@ inference see that a shape varies. The value stays ``{"kind": "object"}`` with i
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from autosig.profile.format import FunctionRecord, Value
-from autosig.profile.value_tree import walk_calls
+from autosig.profile.value_tree import Recorded, walk_calls
 
 Describer = Any
 """``autosig.profile.describe.Describer`` (which imports this module: not imported back)."""
@@ -54,10 +55,13 @@ def distributed_value(describer: Describer, token: tuple[Any, ...]) -> Value:
     return out
 
 
-def distributed_params(record: FunctionRecord) -> list[str]:
+def distributed_params(
+    record: FunctionRecord, walked: Mapping[str, Recorded] | None = None
+) -> list[str]:
     """Parameters that received only distributed values (``value_tree.is_distributed``)
-    in every recorded call."""
-    walked = walk_calls(record)
+    in every recorded call (``walked``: the record's values already walked,
+    ``value_tree.walk_calls``)."""
+    walked = walk_calls(record) if walked is None else walked
     return [
         info.name for info in record.params if info.name in walked and walked[info.name].distributed
     ]
