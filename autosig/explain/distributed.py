@@ -17,7 +17,7 @@ from autosig.infer.retrace_sim import reduce_retracing_traces
 from autosig.infer.specs import ElementSpecNode
 from autosig.profile.describe_distributed import distributed_params
 from autosig.profile.format import FunctionRecord, Value
-from autosig.profile.value_tree import leaves, replicas_of
+from autosig.profile.value_tree import leaves, replicas_of, walk_calls
 
 REPLICA_SHAPE = "replica_shape"
 """``Change.what`` of a per-replica shape change."""
@@ -94,7 +94,7 @@ def replica_summary(
 
 def distributed_note(record: FunctionRecord, plan: FunctionPlan | None, command: str) -> list[str]:
     """The trace counts of both fixes for a step taking distributed values (or nothing)."""
-    params = distributed_params(record)
+    params = distributed_params(record, walk_calls(record))
     if not params:
         return []
     name = params[0]

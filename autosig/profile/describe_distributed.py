@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from autosig.profile.format import FunctionRecord, Value
-from autosig.profile.value_tree import Recorded, walk_calls
+from autosig.profile.value_tree import Recorded
 
 Describer = Any
 """``autosig.profile.describe.Describer`` (which imports this module: not imported back)."""
@@ -55,13 +55,9 @@ def distributed_value(describer: Describer, token: tuple[Any, ...]) -> Value:
     return out
 
 
-def distributed_params(
-    record: FunctionRecord, walked: Mapping[str, Recorded] | None = None
-) -> list[str]:
+def distributed_params(record: FunctionRecord, walked: Mapping[str, Recorded]) -> list[str]:
     """Parameters that received only distributed values (``value_tree.is_distributed``)
-    in every recorded call (``walked``: the record's values already walked,
-    ``value_tree.walk_calls``)."""
-    walked = walk_calls(record) if walked is None else walked
+    in every recorded call (``walked``: the record's values, ``value_tree.walk_calls``)."""
     return [
         info.name for info in record.params if info.name in walked and walked[info.name].distributed
     ]
